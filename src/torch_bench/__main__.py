@@ -1,0 +1,3 @@
+from torch_bench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""`torch-bench run`: run suites and write the results document and its exports."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from torch_bench.cli.outputs import add_output_arguments, write_outputs
+from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.report.console import results_table
+from torch_bench.runner import assemble_run, execute, plan_cases
+from torch_bench.suites import SUITE_MODULES, get_suite
+
+TIMING_FLAGS = {
+    "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
+    "min_repeats": ("--min-repeats", int, "fewest samples per metric (default 10)"),
+    "max_repeats": ("--max-repeats", int, "most samples per metric (default 200)"),
+    "max_time_s": ("--max-time", float, "time budget per metric, seconds (default 3)"),
+    "target_rel_iqr": ("--target-spread", float,
+                       "stop early when IQR/median falls below this (default 0.02)"),
+}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run benchmark suites",
+        description="Run benchmark suites, each case in its own process, and write the run "
+                    "document (JSON) plus any exports asked for.",
+        epilog="example: torch-bench run --suite rnns --seq-length 20 --hidden-size 64 "
+               "--out results.json --oss oss.json --aipep aipep.txt",
+    )
+    parser.add_argument("--suite", action="append", metavar="NAME[,NAME]",
+                        help=f"suites to run: {', '.join(sorted(SUITE_MODULES))}, or a module "
+                             "path defining SUITE (repeatable)")
+    parser.add_argument("--config", metavar="FILE", help="YAML configuration; flags override it")
+    parser.add_argument("--device", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--filter", metavar="REGEX", help="run only cases whose suite/name match")
+    parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="seconds a case may take before it is stopped (default 900)")
+    parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
+                        help="address space a case may add before allocations fail (oom)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 when any case failed (skipped is not failed)")
+    timing = parser.add_argument_group("timing")
+    for dest, (flag, kind, text) in TIMING_FLAGS.items():
+        timing.add_argument(flag, dest=dest, type=kind, help=text)
+    _add_suite_options(parser)
+    add_output_arguments(parser, default_out="results.json")
+    parser.set_defaults(handler=handle)
+
+
+def _add_suite_options(parser: argparse.ArgumentParser) -> None:
+    seen: dict[str, list[str]] = {}
+    helps: dict[str, str] = {}
+    for name in sorted(SUITE_MODULES):
+        for option in get_suite(name).options:
+            seen.setdefault(option.name, []).append(name)
+            helps.setdefault(option.name, f"{option.help} (default {_shown(option.default)})")
+    group = parser.add_argument_group("suite options")
+    for option_name, suites in seen.items():
+        group.add_argument("--" + option_name.replace("_", "-"), dest=f"suite_opt_{option_name}",
+                           metavar="VALUE", help=f"[{', '.join(suites)}] {helps[option_name]}")
+
+
+def _shown(value) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+def _suite_list(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+
+
+def handle(args: argparse.Namespace) -> int:
+    yaml_data = load_yaml_config(args.config) if args.config else None
+    config = build_run_config(
+        yaml_data=yaml_data,
+        yaml_source=args.config or "config",
+        suites=_suite_list(args.suite),
+        device=args.device,
+        filter=args.filter,
+        timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
+        isolation={k: v for k, v in (("timeout_s", args.timeout),
+                                     ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
+        cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
+                     if k.startswith("suite_opt_") and v is not None},
+    )
+    _check_device(config.device)
+    planned = plan_cases(config)
+    console = Console(stderr=True)
+    if args.dry_run:
+        for item in planned:
+            print(item.case.label)
+        return 0
+    if not planned:
+        console.print("[yellow]no case matches the selection; nothing to run[/]")
+    results = _execute_with_progress(planned, config, console)
+    run = assemble_run(config, results)
+    Console().print(results_table(run.results))
+    write_outputs(run, args, console)
+    failures = [r for r in results if not r.ok and r.status != "skipped"]
+    return 1 if args.strict and failures else 0
+
+
+def _check_device(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        from torch_bench.errors import UserError
+
+        if not torch.cuda.is_available():
+            raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
+
+
+def _execute_with_progress(planned, config, console: Console):
+    columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("cases", total=len(planned))
+
+        def started(item):
+            progress.update(task, description=item.case.label)
+
+        def done(item, results):
+            bad = [r.status for r in results if not r.ok]
+            if bad:
+                progress.console.print(f"{item.case.label}: [red]{bad[0]}[/] "
+                                       f"{results[0].error or ''}")
+            progress.advance(task)
+
+        results = execute(planned, config, started, done)
+        progress.update(task, description="done")
+    return results

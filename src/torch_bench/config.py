@@ -1,0 +1,193 @@
+"""The run configuration: parsed and validated once, from a YAML file and CLI flags, into a
+frozen object. Every error names the input it is about.
+
+YAML layout (every key optional; CLI flags override it):
+
+    suites: [rnns]
+    device: cpu
+    filter: "cudnn|py"            # regular expression over "suite/case"
+    timing: {warmup: 3, min_repeats: 10, max_repeats: 200, max_time_s: 3.0,
+             target_rel_iqr: 0.02}
+    isolation: {timeout_s: 900, memory_limit_mb: null}
+    options:
+      rnns: {seq_length: 20, variants: [cudnn, py]}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import yaml
+
+from torch_bench.errors import UserError
+from torch_bench.measure.isolation import IsolationPolicy
+from torch_bench.measure.timer import TimingPolicy
+from torch_bench.suites import get_suite
+from torch_bench.suites.base import CaseSpec
+
+TOP_LEVEL_KEYS = ("suites", "device", "filter", "timing", "isolation", "options")
+DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    suites: tuple[str, ...]
+    device: str
+    options: Mapping[str, Mapping[str, Any]]  # per suite, parsed values
+    policy: TimingPolicy
+    isolation: IsolationPolicy
+    filter: str | None = None
+
+    def selects(self, case: CaseSpec) -> bool:
+        label = f"{case.suite}/{case.name}"
+        return self.filter is None or re.search(self.filter, label) is not None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "suites": list(self.suites),
+            "device": self.device,
+            "filter": self.filter,
+            "timing": asdict(self.policy),
+            "isolation": asdict(self.isolation),
+            "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
+        }
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def load_yaml_config(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such configuration file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise UserError(f"{path}: not valid YAML{where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping at the top level")
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            raise UserError(f"{path}: {key}: unknown key; known keys: {', '.join(TOP_LEVEL_KEYS)}")
+    return data
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _policy(cls, values: Mapping[str, Any], where: str):
+    known = {f.name: f.type for f in fields(cls)}
+    parsed = {}
+    for key, value in values.items():
+        if key not in known:
+            raise UserError(f"{where}.{key}: unknown key; known keys: {', '.join(known)}")
+        if value is None:
+            parsed[key] = None
+            continue
+        try:
+            parsed[key] = float(value) if "float" in str(known[key]) else int(value)
+        except (TypeError, ValueError):
+            raise UserError(f"{where}.{key}: expected a number, got {value!r}") from None
+    try:
+        return cls(**parsed)
+    except ValueError as exc:
+        raise UserError(f"{where}: {exc}") from None
+
+
+def _suite_options(ref: str, given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    suite = get_suite(ref)
+    declared = {option.name: option for option in suite.options}
+    unknown = [k for k in given if k not in declared]
+    if unknown:
+        raise UserError(f"{where}.{unknown[0]}: suite {ref!r} has no such option; "
+                        f"options: {', '.join(declared) or '(none)'}")
+    values = {}
+    for name, option in declared.items():
+        if name not in given:
+            values[name] = option.default
+            continue
+        try:
+            values[name] = option.parse(_as_text(given[name]))
+        except ValueError as exc:
+            raise UserError(f"{where}.{name}: {exc}") from None
+    return values
+
+
+def build_run_config(
+    *,
+    yaml_data: Mapping[str, Any] | None = None,
+    yaml_source: str = "config",
+    suites: list[str] | None = None,
+    device: str | None = None,
+    filter: str | None = None,
+    timing: Mapping[str, Any] | None = None,
+    isolation: Mapping[str, Any] | None = None,
+    cli_options: Mapping[str, Any] | None = None,
+) -> RunConfig:
+    """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
+    given as flags; they apply to every selected suite that declares them."""
+    data = dict(yaml_data or {})
+    suite_refs = tuple(suites or _as_list(data.get("suites"), f"{yaml_source}: suites") or ())
+    if not suite_refs:
+        raise UserError("no suite selected: pass --suite NAME (see `torch-bench run --help`)")
+    device = device or data.get("device") or "cpu"
+    if not DEVICE_PATTERN.match(str(device)):
+        raise UserError(f"--device: {device!r} is not cpu, cuda or cuda:N")
+    pattern = filter if filter is not None else data.get("filter")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UserError(f"--filter: {pattern!r} is not a regular expression ({exc})") from None
+    yaml_options = data.get("options") or {}
+    if not isinstance(yaml_options, dict):
+        raise UserError(f"{yaml_source}: options: expected a mapping of suite to options")
+    options = {}
+    cli_options = dict(cli_options or {})
+    for ref in suite_refs:
+        from_yaml = yaml_options.get(ref) or {}
+        if not isinstance(from_yaml, dict):
+            raise UserError(f"{yaml_source}: options.{ref}: expected a mapping")
+        declared = {o.name for o in get_suite(ref).options}
+        merged = {**from_yaml, **{k: v for k, v in cli_options.items() if k in declared}}
+        options[ref] = _suite_options(ref, merged, f"{yaml_source}: options.{ref}")
+    stray = [k for k in cli_options
+             if not any(k in {o.name for o in get_suite(r).options} for r in suite_refs)]
+    if stray:
+        flag = "--" + stray[0].replace("_", "-")
+        raise UserError(f"{flag}: no selected suite takes this option")
+    for ref in yaml_options:
+        if ref not in suite_refs:
+            get_suite(ref)  # an unknown suite name in the file is still an error
+    return RunConfig(
+        suites=suite_refs,
+        device=str(device),
+        options=options,
+        policy=_policy(TimingPolicy, {**(data.get("timing") or {}), **(timing or {})},
+                       f"{yaml_source}: timing"),
+        isolation=_policy(IsolationPolicy,
+                          {**(data.get("isolation") or {}), **(isolation or {})},
+                          f"{yaml_source}: isolation"),
+        filter=pattern,
+    )
+
+
+def _as_list(value: Any, where: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise UserError(f"{where}: expected a list of suite names")

@@ -1,0 +1,43 @@
+"""Exporters and importers for the formats other tools produce and consume.
+
+An exporter turns a Run into text; an importer turns text into Results. Both registries are
+keyed by the `--format` name the CLI accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch_bench.errors import UserError
+from torch_bench.formats import aipep, csv_hf, oss
+from torch_bench.results.schema import Result, Run
+
+Exporter = Callable[[Run], str]
+Importer = Callable[..., list[Result]]  # (text, *, source, unit, suite, metric)
+
+EXPORTERS: dict[str, Exporter] = {
+    "oss": oss.export_oss,
+    "aipep": aipep.export_aipep,
+    "csv": csv_hf.export_csv,
+}
+
+IMPORTERS: dict[str, Importer] = {
+    "oss": oss.import_oss,
+    "aipep": aipep.import_aipep,
+}
+
+
+def _pick(table: dict, name: str, what: str):
+    try:
+        return table[name]
+    except KeyError:
+        raise UserError(f"--format: unknown {what} format {name!r}; "
+                        f"choose from {', '.join(table)}") from None
+
+
+def exporter(name: str) -> Exporter:
+    return _pick(EXPORTERS, name, "export")
+
+
+def importer(name: str) -> Importer:
+    return _pick(IMPORTERS, name, "import")

@@ -1,0 +1,1 @@
+"""Measuring: timers, memory, the environment, and running each case in its own process."""

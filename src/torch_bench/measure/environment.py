@@ -1,0 +1,133 @@
+"""The environment a run measured in, and its fingerprint.
+
+Only results with the same fingerprint are compared by default: it hashes the fields that
+change what a benchmark measures (hardware, library versions), not incidental ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from importlib import metadata
+from typing import Any
+
+import psutil
+
+FINGERPRINT_FIELDS = (
+    "torch",
+    "cuda",
+    "cudnn",
+    "python",
+    "cpu_model",
+    "cpu_count",
+    "threads",
+    "gpu_name",
+    "gpu_count",
+    "driver",
+)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def torch_environment() -> dict[str, Any]:
+    import torch
+
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": str(cudnn) if cudnn else None,
+        "threads": torch.get_num_threads(),
+        "cuda_available": torch.cuda.is_available(),
+    }
+
+
+def gpu_environment() -> dict[str, Any]:
+    """GPU facts through NVML; empty when there is no NVIDIA driver."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return {}
+    try:
+        count = pynvml.nvmlDeviceGetCount()
+        gpus = [_describe_gpu(pynvml, pynvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count)]
+        driver = pynvml.nvmlSystemGetDriverVersion()
+    except Exception:
+        return {}
+    finally:
+        pynvml.nvmlShutdown()
+    first = gpus[0] if gpus else {}
+    return {
+        "gpu_count": len(gpus),
+        "gpu_name": first.get("name"),
+        "driver": driver if isinstance(driver, str) else driver.decode(),
+        "gpus": gpus,
+    }
+
+
+def _describe_gpu(pynvml, handle) -> dict[str, Any]:
+    def attempt(call, *args):
+        try:
+            return call(handle, *args)
+        except Exception:
+            return None
+
+    name = pynvml.nvmlDeviceGetName(handle)
+    uuid = attempt(pynvml.nvmlDeviceGetUUID)
+    memory = attempt(pynvml.nvmlDeviceGetMemoryInfo)
+    power = attempt(pynvml.nvmlDeviceGetPowerManagementLimit)
+    return {
+        "name": name if isinstance(name, str) else name.decode(),
+        "uuid": uuid if isinstance(uuid, str) or uuid is None else uuid.decode(),
+        "memory_mb": memory.total / 2**20 if memory else None,
+        "power_limit_w": power / 1000 if power else None,
+        "performance_state": attempt(pynvml.nvmlDeviceGetPerformanceState),
+        "sm_clock_mhz": attempt(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_SM),
+        "sm_clock_max_mhz": attempt(pynvml.nvmlDeviceGetMaxClockInfo, pynvml.NVML_CLOCK_SM),
+        "memory_clock_mhz": attempt(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_MEM),
+    }
+
+
+def collect_environment() -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "ram_mb": round(psutil.virtual_memory().total / 2**20),
+        "transformers": _version("transformers"),
+        "gpu_count": 0,
+        "gpu_name": None,
+        "driver": None,
+    }
+    env.update(torch_environment())
+    env.update(gpu_environment())
+    env["fingerprint"] = fingerprint(env)
+    return env
+
+
+def fingerprint(env: dict[str, Any]) -> str:
+    """A short stable hash of the fields that make results comparable."""
+    picked = {name: env.get(name) for name in FINGERPRINT_FIELDS}
+    digest = hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()
+    return digest[:16]

@@ -1,0 +1,70 @@
+"""The child side of isolation: `python -m torch_bench.measure.worker REQUEST OUTPUT`.
+
+Reads the case from REQUEST, runs it, and writes its results to OUTPUT. An exception in the
+case becomes results with status `error` or `oom`; anything worse (a signal, a hard exit)
+leaves OUTPUT absent and the parent diagnoses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+from torch_bench.fileio import write_json_atomic
+from torch_bench.measure import memory
+from torch_bench.measure.isolation import failed_results
+from torch_bench.measure.timer import TimingPolicy
+from torch_bench.results.schema import Result, Status, measured
+from torch_bench.suites import get_suite
+from torch_bench.suites.base import CaseContext, CaseSpec
+
+
+def memory_results(case: CaseSpec, ctx: CaseContext, rss_before_mb: float) -> list[Result]:
+    """The case process's memory figures as results (peak RSS; allocator and NVML on GPU)."""
+    figures = {"peak_rss": memory.peak_rss_mb()}
+    if ctx.device.startswith("cuda"):
+        import torch
+
+        device = torch.device(ctx.device)
+        figures.update(memory.cuda_allocator_peaks_mb(device))
+        figures.update(memory.nvml_memory_mb(device.index or 0, os.getpid()))
+    extra = {"rss_before_case_mb": round(rss_before_mb, 1)}
+    return [
+        measured(case.suite, case.name, metric, [value], params=case.params, extra=extra)
+        for metric, value in figures.items()
+    ]
+
+
+def run_request(request: dict) -> list[Result]:
+    case = CaseSpec.from_dict(request["case"])
+    ctx = CaseContext(device=request["device"], policy=TimingPolicy(**request["policy"]))
+    suite = get_suite(request.get("suite_ref") or case.suite)
+    if ctx.device.startswith("cuda"):
+        memory.reset_cuda_peaks(ctx.device)
+    rss_before = memory.current_rss_mb()
+    try:
+        results = list(suite.run_case(case, ctx))
+    except Exception as exc:  # the whole point: any failure becomes a status
+        status = Status.OOM.value if memory.is_out_of_memory(exc) else Status.ERROR.value
+        traceback.print_exc(file=sys.stderr)
+        return failed_results(case, status, f"{type(exc).__name__}: {exc}")
+    if suite.record_memory and any(r.ok for r in results):
+        results.extend(memory_results(case, ctx, rss_before))
+    return results
+
+
+def main(argv: list[str]) -> int:
+    request_path, output_path = argv
+    with open(request_path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    if request.get("memory_limit_mb"):
+        memory.limit_address_space(request["memory_limit_mb"])
+    results = run_request(request)
+    write_json_atomic(output_path, [r.to_dict() for r in results])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

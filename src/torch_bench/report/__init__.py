@@ -1,0 +1,1 @@
+"""Reports for people: terminal tables now; Markdown and PR comments later."""

@@ -1,0 +1,1 @@
+"""The canonical run document: model, statistics, validation, migration, load and save."""

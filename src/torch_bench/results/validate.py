@@ -1,0 +1,69 @@
+"""Validation of run documents: the JSON Schema first, then the rules a schema cannot say.
+
+Every problem is reported as `<field path>: <what is wrong>`, e.g. `results[3].unit: ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from torch_bench.metrics import METRICS
+from torch_bench.results.schema import SCHEMA_VERSION, SUCCESS_STATUSES
+
+
+@cache
+def _validator(version: int) -> Draft202012Validator:
+    text = resources.files("torch_bench").joinpath(f"schemas/run-v{version}.json").read_text()
+    return Draft202012Validator(json.loads(text))
+
+
+def format_path(parts) -> str:
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "(document)"
+
+
+def problems(doc: Any) -> list[str]:
+    """All problems found in a current-version document, as `path: message` lines."""
+    if not isinstance(doc, dict):
+        return [f"(document): expected a JSON object, found {type(doc).__name__}"]
+    schema_errors = sorted(
+        _validator(SCHEMA_VERSION).iter_errors(doc), key=lambda e: list(map(str, e.path))
+    )
+    found = [f"{format_path(e.absolute_path)}: {_short(e.message)}" for e in schema_errors]
+    if not found:
+        found.extend(_semantic_problems(doc))
+    return found
+
+
+def _short(message: str, limit: int = 200) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def _semantic_problems(doc: dict) -> Iterator[str]:
+    for index, result in enumerate(doc["results"]):
+        where = f"results[{index}]"
+        spec = METRICS.get(result["metric"])
+        if spec is not None:
+            if result["unit"] != spec.unit:
+                yield f"{where}.unit: {result['metric']!r} is measured in {spec.unit!r}, " \
+                      f"not {result['unit']!r}"
+            if result["direction"] != spec.direction.value:
+                yield f"{where}.direction: {result['metric']!r} is {spec.direction.value}-is-better"
+        for i, value in enumerate(result["samples"]):
+            if not math.isfinite(value):
+                yield f"{where}.samples[{i}]: not a finite number"
+        if result["status"] in SUCCESS_STATUSES and result["summary"] is None:
+            yield f"{where}.summary: a result with status {result['status']!r} needs a summary"
+        if result["summary"] is not None and result["samples"] and \
+                result["summary"]["n"] != len(result["samples"]):
+            yield f"{where}.summary.n: {result['summary']['n']} but there are " \
+                  f"{len(result['samples'])} samples"

@@ -1,0 +1,57 @@
+"""The `run` stage: plan cases from the configuration, run each in its own process, and
+assemble the run document."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torch_bench.config import RunConfig
+from torch_bench.measure.environment import collect_environment
+from torch_bench.measure.isolation import run_isolated
+from torch_bench.provenance import ci_info, git_info
+from torch_bench.results.schema import Result, Run, new_run
+from torch_bench.suites import get_suite
+from torch_bench.suites.base import CaseContext, CaseSpec
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    suite_ref: str
+    case: CaseSpec
+
+
+def plan_cases(config: RunConfig) -> list[PlannedCase]:
+    planned = []
+    for ref in config.suites:
+        suite = get_suite(ref)
+        for case in suite.plan(config.options[ref], config.device):
+            if config.selects(case):
+                planned.append(PlannedCase(ref, case))
+    return planned
+
+
+def execute(
+    planned: list[PlannedCase],
+    config: RunConfig,
+    on_case_start: Callable[[PlannedCase], None] = lambda p: None,
+    on_case_done: Callable[[PlannedCase, list[Result]], None] = lambda p, r: None,
+) -> list[Result]:
+    ctx = CaseContext(device=config.device, policy=config.policy)
+    results: list[Result] = []
+    for item in planned:
+        on_case_start(item)
+        case_results = run_isolated(item.case, ctx, config.isolation, item.suite_ref)
+        results.extend(case_results)
+        on_case_done(item, case_results)
+    return results
+
+
+def assemble_run(config: RunConfig, results: list[Result]) -> Run:
+    return new_run(
+        results,
+        git=git_info(),
+        ci=ci_info(),
+        env=collect_environment(),
+        config=config.describe(),
+    )

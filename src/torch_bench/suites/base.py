@@ -1,0 +1,110 @@
+"""What a suite is: declared options, a plan of cases, and how to run one case.
+
+A suite module exposes `SUITE`. The runner calls `plan` in the parent process (cheap, no
+torch work) and `run_case` in a fresh child process per case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch_bench.measure.timer import Clock, TimingPolicy, clock_for
+from torch_bench.results.schema import ParamValue, Result
+
+
+@dataclass(frozen=True)
+class Option:
+    """A suite option, settable as `--<name with dashes>` or in the YAML config."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class Output:
+    """A result a case promises: reported with the case's status if the case fails."""
+
+    metric: str
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    suite: str
+    name: str
+    params: Mapping[str, ParamValue]
+    outputs: tuple[Output, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)  # suite options, for the child
+
+    @property
+    def label(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in self.params.items() if k != "device")
+        return f"{self.suite}/{self.name}" + (f" ({shown})" if shown else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "name": self.name,
+            "params": dict(self.params),
+            "outputs": [{"metric": o.metric, "group": o.group} for o in self.outputs],
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseSpec:
+        return cls(
+            suite=data["suite"],
+            name=data["name"],
+            params=dict(data["params"]),
+            outputs=tuple(Output(**o) for o in data["outputs"]),
+            options=dict(data.get("options") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class CaseContext:
+    """What a case needs to measure itself, handed to `run_case` in the child."""
+
+    device: str
+    policy: TimingPolicy
+
+    def clock(self) -> Clock:
+        return clock_for(self.device)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    options: tuple[Option, ...]
+    plan: Callable[[Mapping[str, Any], str], Sequence[CaseSpec]]
+    run_case: Callable[[CaseSpec, CaseContext], Sequence[Result]]
+    record_memory: bool = True  # add the case process's memory figures as results
+
+
+def parse_int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in str(text).split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise ValueError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def parse_name_list(text: str) -> tuple[str, ...]:
+    values = tuple(part.strip() for part in str(text).split(",") if part.strip())
+    if not values:
+        raise ValueError(f"expected a comma-separated list of names, got {text!r}")
+    return values
+
+
+def parse_positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"expected a positive integer, got {text!r}")
+    return value

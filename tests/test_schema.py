@@ -1,0 +1,99 @@
+import json
+
+import pytest
+
+from torch_bench.errors import InvalidDocument
+from torch_bench.results.document import load_run, save_run
+from torch_bench.results.migrate import MIGRATIONS, migrate
+from torch_bench.results.schema import SCHEMA_VERSION, failed, measured, new_run
+
+
+def sample_run():
+    return new_run(
+        [
+            measured("rnns", "cudnn", "forward_time", [1.0, 2.0, 4.0],
+                     params={"seq_length": 5, "device": "cpu"}, group="lstm"),
+            failed("rnns", "py", "forward_time", "oom", "out of memory", group="lstm"),
+        ],
+        env={"fingerprint": "abc"},
+        git={"sha": "deadbeef", "message": "<b>hi</b>"},
+    )
+
+
+def test_save_and_load_round_trip(tmp_path):
+    run = sample_run()
+    path = save_run(run, tmp_path / "r.json")
+    assert load_run(path) == run
+    data = json.loads(path.read_text())
+    assert data["schema"] == {"name": "torch-bench/run", "version": SCHEMA_VERSION}
+    assert data["results"][0]["unit"] == "ms" and data["results"][0]["direction"] == "lower"
+    assert data["results"][0]["summary"]["median"] == 2.0
+
+
+def write_doc(tmp_path, mutate):
+    data = sample_run().to_dict()
+    mutate(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d["results"][0].update(unit="sec"), "results[0].unit"),
+        (lambda d: d["results"][1].update(status="exploded"), "results[1].status"),
+        (lambda d: d["results"][0].update(unit="MB"), "results[0].unit"),
+        (lambda d: d["results"][0].update(direction="higher"), "results[0].direction"),
+        (lambda d: d["results"][0]["summary"].update(n=7), "results[0].summary.n"),
+        (lambda d: d["results"][0].update(summary=None), "results[0].summary"),
+        (lambda d: d.pop("run_id"), "(document)"),
+        (lambda d: d.update(created_at="yesterday"), "created_at"),
+        (lambda d: d["results"][0].update(colour="red"), "results[0]"),
+    ],
+)
+def test_validation_names_file_and_field(tmp_path, mutate, field):
+    path = write_doc(tmp_path, mutate)
+    with pytest.raises(InvalidDocument) as info:
+        load_run(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {field}")
+
+
+def test_not_json_is_reported_with_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"schema":\n  nope}')
+    with pytest.raises(InvalidDocument, match=r"broken.json: not valid JSON \(line 2"):
+        load_run(path)
+
+
+def test_newer_version_asks_for_upgrade(tmp_path):
+    path = write_doc(tmp_path, lambda d: d["schema"].update(version=SCHEMA_VERSION + 1))
+    with pytest.raises(InvalidDocument, match="upgrade torch-bench"):
+        load_run(path)
+
+
+def test_migration_hook_runs_each_step(monkeypatch):
+    old = sample_run().to_dict()
+    old["schema"]["version"] = 0
+    old["legacy"] = True
+
+    def to_1(doc):
+        doc.pop("legacy")
+        return doc
+
+    monkeypatch.setitem(MIGRATIONS, 1, to_1)
+    migrated = migrate(old)
+    assert migrated["schema"]["version"] == 1 and "legacy" not in migrated
+
+
+def test_invalid_run_is_never_written(tmp_path):
+    run = sample_run()
+    bad = run.with_results([measured("rnns", "x", "forward_time", [1.0])][:0] + [
+        run.results[0].__class__(**{**{f: getattr(run.results[0], f)
+                                       for f in run.results[0].__dataclass_fields__},
+                                    "unit": "MB"})])
+    target = tmp_path / "out.json"
+    with pytest.raises(InvalidDocument, match="refusing to write"):
+        save_run(bad, target)
+    assert not target.exists() and list(tmp_path.iterdir()) == []

@@ -1,0 +1,53 @@
+import gc
+import time
+
+from torch_bench.measure.timer import TimingPolicy, measure
+
+
+def test_tiny_operation_is_timed_in_blocks():
+    calls = []
+    timing = measure(lambda: calls.append(1), TimingPolicy(warmup=2, max_time_s=0.5))
+    assert timing.number > 100  # a block of one append would be mostly timer overhead
+    assert len(timing.samples_ms) >= 10
+    assert all(0 < s < 0.01 for s in timing.samples_ms)
+    assert timing.threads >= 1
+
+
+def test_collector_is_off_while_timing_and_restored_after():
+    seen = []
+    measure(lambda: seen.append(gc.isenabled()), TimingPolicy(warmup=0, max_repeats=10))
+    assert gc.isenabled()
+    # Calibration runs before the timed loop; every call inside the loop sees gc disabled.
+    assert seen[-1] is False
+
+
+def test_stops_early_when_spread_is_small():
+    timing = measure(lambda: time.sleep(0.002),
+                     TimingPolicy(warmup=1, min_repeats=5, max_repeats=500, max_time_s=10,
+                                  target_rel_iqr=0.5))
+    assert timing.stop_reason == "spread"
+    assert len(timing.samples_ms) == 5
+    assert all(s >= 2.0 for s in timing.samples_ms)
+
+
+def test_time_budget_ends_a_noisy_measurement():
+    state = {"i": 0}
+
+    def noisy():
+        state["i"] += 1
+        time.sleep(0.001 if state["i"] % 2 else 0.004)
+
+    started = time.perf_counter()
+    timing = measure(noisy, TimingPolicy(warmup=0, min_repeats=5, max_repeats=10_000,
+                                         max_time_s=0.3, target_rel_iqr=0.01))
+    assert timing.stop_reason == "time"
+    assert time.perf_counter() - started < 2
+
+
+def test_setup_runs_untimed_before_each_call():
+    order = []
+    timing = measure(lambda: order.append("call"), TimingPolicy(warmup=1, max_repeats=10),
+                     setup=lambda: order.append("setup"))
+    assert timing.number == 1
+    assert order[:4] == ["setup", "call", "setup", "call"]
+    assert order.count("setup") == order.count("call")
