@@ -1,0 +1,58 @@
+"""Reading the history: every run in a data folder, filtered, with bad files reported by
+name and skipped (a corrupt file never stops the dashboard or a comparison)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torch_bench.errors import UserError
+from torch_bench.results.document import load_run
+from torch_bench.results.schema import Run
+from torch_bench.store.layout import run_files
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    repository: str | None = None
+    branch: str | None = None
+    fingerprint: str | None = None
+    since: str | None = None  # ISO-8601, inclusive, compared as text (UTC "Z" timestamps)
+    until: str | None = None
+
+    def accepts(self, run: Run) -> bool:
+        return (
+            (self.repository is None or run.git.get("repository") == self.repository)
+            and (self.branch is None or run.git.get("branch") == self.branch)
+            and (self.fingerprint is None or run.fingerprint == self.fingerprint)
+            and (self.since is None or run.created_at >= self.since)
+            and (self.until is None or run.created_at <= self.until)
+        )
+
+
+@dataclass(frozen=True)
+class History:
+    runs: tuple[Run, ...]  # oldest first
+    problems: tuple[str, ...] = field(default_factory=tuple)  # "<file>: <what is wrong>"
+
+
+def load_history(root: str | os.PathLike, where: RunFilter = RunFilter()) -> History:
+    folder = Path(root)
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such data folder")
+    runs, problems = [], []
+    for path in run_files(folder):
+        try:
+            run = load_run(path)
+        except UserError as exc:
+            problems.append(str(exc))
+            continue
+        if where.accepts(run):
+            runs.append(run)
+    return History(tuple(sort_runs(runs)), tuple(problems))
+
+
+def sort_runs(runs: Iterable[Run]) -> list[Run]:
+    return sorted(runs, key=lambda run: (run.created_at, run.run_id))
