@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass
 
 import pytest
-from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
 
+from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
 from torch_bench.render.build import build_site
 from torch_bench.render.data import TRAINING_RUNS
 from torch_bench.store.reader import load_history
@@ -182,8 +182,8 @@ def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, 
     assert not xss_fired(page)
     page.select_option("#branch", "main")
     wait_rendered(page, "#trend")
-    page.wait_for_function("() => document.getElementById('trend').data[2].x.length === %d"
-                           % MAIN_RUNS)
+    page.wait_for_function(
+        f"() => document.getElementById('trend').data[2].x.length === {MAIN_RUNS}")
 
 
 def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
