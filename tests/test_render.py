@@ -139,6 +139,9 @@ def test_series_payload_has_one_entry_per_point(model):
     payload = series_payload(bert, env_changes(bert.points), [], {})
     assert all(len(column) == RUNS for column in payload["points"].values())
     assert payload["env_changes"] == [{"index": 5, "label": "torch 2.5.0 → 2.6.0"}]
+    assert [e["torch"] for e in payload["environments"]] == ["2.5.0", "2.6.0"]
+    assert payload["commit_url_prefix"] == "https://github.com/octo/net/commit/"
+    assert "url" not in payload["points"]  # every URL is prefix + sha
     json.dumps(payload, allow_nan=False)
 
 

@@ -3,8 +3,10 @@
 
 Contract with static/dashboard.js -- a series file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
-     "points": {"run", "date", "sha", "branch", "message", "url", "env", "gpu", "torch",
-                "median", "q1", "q3", "n"},          # one array entry per point, oldest first
+     "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
+     "commit_url_prefix": prefix or null,              # commit URL = prefix + sha ...
+     "points": {"run", "date", "sha", "branch", "message", "url" (... else this list),
+                "env", "median", "q1", "q3", "n"},    # one array entry per point, oldest first
      "env_changes": [{"index", "label"}], "change_points": [{"index", "ratio", "regression"}],
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
 """
@@ -17,7 +19,7 @@ from typing import Any
 from torch_bench.render import paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, EnvChange
-from torch_bench.render.model import Series, SiteModel
+from torch_bench.render.model import Point, Series, SiteModel
 
 TRAINING_RUNS = 10  # the training page offers this many recent runs
 
@@ -26,6 +28,10 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
                    change_marks: Sequence[ChangeMark],
                    overlays: Mapping[str, list[dict[str, str]]]) -> dict[str, Any]:
     pts = series.points
+    environments: dict[tuple[str, str, str], int] = {}
+    env_index = [environments.setdefault((p.run.environment, p.run.gpu, p.run.torch),
+                                         len(environments)) for p in pts]
+    prefix, urls = commit_urls(pts)
     return {
         "id": series.benchmark_id,
         "suite": series.suite,
@@ -34,26 +40,43 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "unit": series.unit,
         "direction": series.direction,
         "params": dict(series.params),
+        "environments": [{"label": label, "gpu": gpu, "torch": torch}
+                         for label, gpu, torch in environments],
+        "commit_url_prefix": prefix,
         "points": {
             "run": [p.run.run_id for p in pts],
             "date": [p.run.created_at for p in pts],
             "sha": [p.run.sha for p in pts],
             "branch": [p.run.branch for p in pts],
             "message": [p.run.message for p in pts],
-            "url": [p.run.url for p in pts],
-            "env": [p.run.environment for p in pts],
-            "gpu": [p.run.gpu for p in pts],
-            "torch": [p.run.torch for p in pts],
-            "median": [p.median for p in pts],
-            "q1": [p.q1 for p in pts],
-            "q3": [p.q3 for p in pts],
+            **({"url": urls} if urls is not None else {}),
+            "env": env_index,
+            "median": [rounded(p.median) for p in pts],
+            "q1": [rounded(p.q1) for p in pts],
+            "q3": [rounded(p.q3) for p in pts],
             "n": [p.n for p in pts],
         },
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
-        "change_points": [{"index": m.index, "ratio": m.ratio, "regression": m.regression}
-                          for m in change_marks],
+        "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
+                           "regression": m.regression} for m in change_marks],
         "overlays": dict(overlays),
     }
+
+
+def rounded(value: float) -> float:
+    """Six significant digits: more than any timer here resolves, and half the bytes."""
+    return float(f"{value:.6g}")
+
+
+def commit_urls(points: Sequence[Point]) -> tuple[str | None, list[str | None] | None]:
+    """A shared prefix when every commit URL is prefix + sha (one repository), else the list."""
+    urls = [p.run.url for p in points]
+    if not urls or urls[0] is None or not points[0].run.sha:
+        return (None, urls) if any(urls) else (None, None)
+    prefix = urls[0][: -len(points[0].run.sha)] if urls[0].endswith(points[0].run.sha) else None
+    if prefix and all(u == prefix + p.run.sha for u, p in zip(urls, points, strict=True)):
+        return prefix, None
+    return None, urls
 
 
 def overlay_siblings(model: SiteModel) -> dict[str, dict[str, list[Series]]]:

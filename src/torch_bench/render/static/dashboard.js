@@ -165,7 +165,17 @@
     return { traces: traces, indexes: idx, x: x };
   }
 
+  // Expands a series file (render/data.py) into one array entry per point and column.
   function decorate(series) {
+    const p = series.points;
+    const envs = series.environments;
+    p.gpu = p.env.map((k) => envs[k].gpu);
+    p.torch = p.env.map((k) => envs[k].torch);
+    p.env = p.env.map((k) => envs[k].label);
+    if (!p.url) {
+      const prefix = series.commit_url_prefix;
+      p.url = p.sha.map((sha) => (prefix && sha ? prefix + sha : null));
+    }
     series.median_label = (v) => formatNumber(v) + " " + series.unit;
     return series;
   }
