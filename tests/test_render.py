@@ -231,3 +231,23 @@ def test_site_command(cli, tmp_path: Path):
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
         "torch-bench: error: nowhere: no such data folder"]
+
+
+@pytest.mark.slow
+def test_wheel_ships_templates_and_static_assets(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--wheel-dir", str(tmp_path), str(root)],
+                   check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n for n in names if n.startswith("torch_bench/render/")}
+    expected = {f"torch_bench/render/templates/{p.name}"
+                for p in (root / "templates").glob("*.html")}
+    expected |= {f"torch_bench/render/static/{p.name}" for p in (root / "site").iterdir()}
+    assert expected and expected <= shipped
