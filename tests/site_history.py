@@ -70,6 +70,7 @@ def make_run(index: int):
         created_at=f"2026-01-{index + 1:02d}T12:00:00Z",
         git={"repository": REPOSITORY, "sha": sha, "branch": branch, "message": message,
              "url": f"https://github.com/{REPOSITORY}/commit/{sha}",
+             "pr_number": 7 if on_branch else None,
              "pr_title": XSS_MESSAGE if on_branch else None},
         ci={"provider": "local"},
         env={"torch": "2.5.0" if index < 5 else "2.6.0", "cuda": "12.4", "driver": "550.54",

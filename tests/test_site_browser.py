@@ -137,6 +137,7 @@ def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url
     assert visible_rows(page, "#recent-runs") == min(RUNS, 15)
     page.select_option("select[data-row-filter='branch']", XSS_BRANCH)
     assert visible_rows(page, "#recent-runs") == RUNS - MAIN_RUNS
+    assert f"#7 {XSS_MESSAGE}" in page.inner_text("#recent-runs")  # the PR title, as text
     # the change point of the synthetic history is listed, as a regression (latency went up)
     changes = page.locator("section", has_text="Recent change points")
     assert changes.locator("td.worse").count() >= 1
