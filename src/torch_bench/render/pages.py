@@ -242,7 +242,8 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
 
 def compare_context(model: SiteModel) -> dict:
     pair = default_pair(model)
-    return {"pair": pair, "rows": compare_rows(model, *pair) if pair else []}
+    return {"pair": pair, "rows": compare_rows(model, *pair) if pair else [],
+            "runs_file": paths.RUNS_INDEX, "benchmarks_file": paths.BENCHMARKS_INDEX}
 
 
 # -- Training -----------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ def training_context(training: Mapping[str, Any]) -> dict:
     """The newest training run's final losses, eager against each compiled backend."""
     runs = training.get("runs") or []
     if not runs:
-        return {"run": None, "rows": []}
+        return {"run": None, "rows": [], "data_file": paths.TRAINING_DATA}
     latest = runs[0]
     models: dict[tuple[str, str], dict[str, float | None]] = {}
     for curve in latest["curves"]:
@@ -271,4 +272,4 @@ def training_context(training: Mapping[str, Any]) -> dict:
         if len(finals) == 1 and "eager" in finals:
             rows.append({"name": name, "params": params, "backend": "—",
                          "eager": format_value(eager, "1"), "compiled": "—", "ratio": "—"})
-    return {"run": latest, "rows": rows}
+    return {"run": latest, "rows": rows, "data_file": paths.TRAINING_DATA}

@@ -26,11 +26,8 @@ class Page:
 @dataclass(frozen=True)
 class SitePlan:
     pages: tuple[Page, ...]
-    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload), produced lazily below
-    run_files: tuple[str, ...]  # run ids; their payloads are made while writing
-
-    def __len__(self) -> int:
-        return len(self.pages) + len(self.data_files) + len(self.run_files)
+    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
+    run_files: tuple[str, ...]  # run ids; their payloads are made one by one while writing
 
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points) -> SitePlan:

@@ -359,7 +359,7 @@
     const selects = [document.getElementById("run-a"), document.getElementById("run-b")];
     const search = document.getElementById("compare-search");
     const table = document.getElementById("compare-table");
-    const root = form.dataset.runs.replace(/data\/runs\.json$/, "");
+    const root = form.dataset.root;  // run files and pages are named relative to the root
     let runs = [];
     let benchmarks = [];
 
