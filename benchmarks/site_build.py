@@ -11,6 +11,7 @@ a page that then draws one chart. Prints per history length:
   site MB/files  total output, all files
   first visit    bytes the overview page transfers on a cold visit, without Plotly's JS
                  (one cacheable asset, printed once)
+  chart page KB  bytes a cold visit of one benchmark page transfers, without Plotly
   chart ms       cold visit of a benchmark page until its trend chart is drawn
   whole-file     size of the one-file history, and a cold visit until its first chart
 
@@ -213,7 +214,8 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
         first_bytes, plotly_bytes, _ = cold_visit(browser, base + "index.html",
                                                   "[data-summary-chart='0'][data-rendered='1']")
         page = sorted((site / "benchmarks").glob("rnns-*.html"))[0].relative_to(site)
-        _, _, chart_ms = cold_visit(browser, base + page.as_posix(), "#trend[data-rendered='1']")
+        chart_bytes, _, chart_ms = cold_visit(browser, base + page.as_posix(),
+                                              "#trend[data-rendered='1']")
         whole_bytes, _, whole_ms = cold_visit(browser, base + "whole/index.html",
                                               "body[data-rendered='1']")
     finally:
@@ -221,7 +223,8 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
         server.server_close()
     return {"runs": runs, "build_s": build_s, "read_s": read_s, "site_mb": size / 2**20,
             "files": files, "first_kb": first_bytes / 1024, "plotly_kb": plotly_bytes / 1024,
-            "chart_ms": chart_ms, "whole_mb": whole_bytes / 2**20, "whole_ms": whole_ms}
+            "chart_ms": chart_ms, "chart_kb": chart_bytes / 1024,
+            "whole_mb": whole_bytes / 2**20, "whole_ms": whole_ms}
 
 
 def main() -> None:
@@ -235,8 +238,8 @@ def main() -> None:
     print(f"synthetic history: 200 benchmarks, {SAMPLES} samples each; Plotly asset "
           f"{plotly_js().stat().st_size / 1024:.0f} KB (cacheable, counted apart)")
     header = (f"{'runs':>6} {'build s':>8} {'read s':>7} {'site MB':>8} {'files':>6} "
-              f"{'first visit KB':>15} {'chart ms':>9} | {'whole-file MB':>13} "
-              f"{'whole chart ms':>14}")
+              f"{'first visit KB':>15} {'chart page KB':>14} {'chart ms':>9} | "
+              f"{'whole-file MB':>13} {'whole chart ms':>14}")
     print(header)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -248,7 +251,8 @@ def main() -> None:
                 shutil.rmtree(work, ignore_errors=True)
             read = "—" if row["read_s"] is None else f"{row['read_s']:.1f}"
             print(f"{runs:>6} {row['build_s']:>8.1f} {read:>7} {row['site_mb']:>8.1f} "
-                  f"{row['files']:>6} {row['first_kb']:>15.1f} {row['chart_ms']:>9.0f} | "
+                  f"{row['files']:>6} {row['first_kb']:>15.1f} {row['chart_kb']:>14.1f} "
+                  f"{row['chart_ms']:>9.0f} | "
                   f"{row['whole_mb']:>13.1f} {row['whole_ms']:>14.0f}", flush=True)
         browser.close()
 
