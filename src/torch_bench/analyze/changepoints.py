@@ -78,7 +78,7 @@ def _pelt_l1(logs: np.ndarray, beta: float, min_segment: int) -> list[int]:
 
 def _medians(series: np.ndarray, starts: list[int]) -> list[float]:
     bounds = [*starts, len(series)]
-    return [float(np.median(series[a:b])) for a, b in zip(bounds, bounds[1:])]
+    return [float(np.median(series[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _merge_small(series: np.ndarray, starts: list[int], min_change: float) -> list[int]:
@@ -86,7 +86,7 @@ def _merge_small(series: np.ndarray, starts: list[int], min_change: float) -> li
     starts = list(starts)
     while len(starts) > 1:
         medians = _medians(series, starts)
-        sizes = [abs(math.log(b / a)) for a, b in zip(medians, medians[1:])]
+        sizes = [abs(math.log(b / a)) for a, b in zip(medians[:-1], medians[1:], strict=True)]
         smallest = int(np.argmin(sizes))
         if sizes[smallest] >= math.log1p(min_change):
             break

@@ -124,6 +124,23 @@ class Comparison:
     def of_kind(self, *kinds: Kind) -> list[Verdict]:
         return [v for v in self.verdicts if v.kind in kinds]
 
+    @property
+    def has_regression(self) -> bool:
+        return any(v.kind in (Kind.REGRESSION, Kind.NEWLY_FAILING) for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable verdicts (`torch-bench compare --json`)."""
+        return {
+            "counts": {kind.value: count for kind, count in self.counts().items()},
+            "z_threshold": self.z_threshold,
+            "baseline": self.baseline_note,
+            "base_runs": [run.run_id for run in self.base_runs],
+            "head_runs": [run.run_id for run in self.head_runs],
+            "environment_difference": [
+                {"field": d.field, "base": d.base, "head": d.head} for d in self.environment],
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        }
+
 
 def environment_difference(base: Sequence[Run], head: Sequence[Run]) -> list[EnvDifference]:
     """Fields of the fingerprint whose values differ between the two sides' first runs."""
@@ -161,8 +178,11 @@ def compare_runs(
     policy: RulePolicy = DEFAULT_POLICY,
     ignore_environment: bool = False,
     baseline_note: str = "",
+    noise: Mapping[str, NoiseEstimate] | None = None,
 ) -> Comparison:
-    """Verdicts for every benchmark present on either side."""
+    """Verdicts for every benchmark present on either side. The run-to-run noise comes from
+    `history` (base-branch runs, oldest first), or from `noise` per benchmark id when given
+    (A/B mode learns it from its own rounds)."""
     env_diff = environment_difference(base, head)
     comparable = ignore_environment or not env_diff
     base_ids, head_ids = results_by_id(base), results_by_id(head)
@@ -172,8 +192,9 @@ def compare_runs(
     z_threshold = policy.z_for(len(both_ok))
     verdicts = []
     for key in sorted(set(base_ids) | set(head_ids)):
+        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []))
         verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
-                                 medians.get(key, []), policy, z_threshold, comparable))
+                                 learned, policy, z_threshold, comparable))
     return Comparison(tuple(verdicts), tuple(env_diff), tuple(base), tuple(head),
                       baseline_note, z_threshold)
 
@@ -189,7 +210,7 @@ def _status(results: Sequence[Result]) -> str | None:
     return ok[0] if ok else results[-1].status
 
 
-def _verdict(key: str, base: list[Result], head: list[Result], history: list[float],
+def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstimate,
              policy: RulePolicy, z_threshold: float, comparable: bool) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
@@ -209,7 +230,7 @@ def _verdict(key: str, base: list[Result], head: list[Result], history: list[flo
         return make(Kind.UNCHANGED, note="failing on both sides")
     base_samples = [r.samples for r in base if r.ok and r.samples]
     head_samples = [r.samples for r in head if r.ok and r.samples]
-    assessment = assess(base_samples, head_samples, NoiseEstimate.from_medians(history),
+    assessment = assess(base_samples, head_samples, noise,
                         lower_is_better=first.direction == Direction.LOWER.value,
                         policy=policy, min_effect=policy.effect_for(first.suite, first.metric),
                         z_threshold=z_threshold)
@@ -228,21 +249,24 @@ def _maker(key: str, result: Result, base_status: str | None, head_status: str |
 
 
 def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
-                        policy: RulePolicy = DEFAULT_POLICY) -> Comparison:
-    """Re-assess each regression against fresh head runs of only the flagged benchmarks.
+                        policy: RulePolicy = DEFAULT_POLICY,
+                        rerun_base: Sequence[Run] = ()) -> Comparison:
+    """Re-assess each regression against fresh head runs of only the flagged benchmarks
+    (and fresh base runs, when the re-run measured the base too, as A/B mode does).
 
     A regression the re-run confirms keeps its verdict with `confirmed=True`; one the re-run
     does not confirm becomes inconclusive with `confirmed=False`. Other verdicts are kept.
     """
     fresh = results_by_id(rerun)
-    base = results_by_id(comparison.base_runs)
+    base = results_by_id(rerun_base or comparison.base_runs)
     updated = []
     for verdict in comparison.verdicts:
         samples = [r.samples for r in fresh.get(verdict.benchmark_id, []) if r.ok and r.samples]
-        if verdict.kind is not Kind.REGRESSION or not samples:
+        base_samples = [r.samples for r in base.get(verdict.benchmark_id, [])
+                        if r.ok and r.samples]
+        if verdict.kind is not Kind.REGRESSION or not samples or not base_samples:
             updated.append(verdict)
             continue
-        base_samples = [r.samples for r in base[verdict.benchmark_id] if r.ok and r.samples]
         first = verdict.assessment
         noise = NoiseEstimate(first.noise, first.history_runs) if first else NoiseEstimate(None, 0)
         again = assess(base_samples, samples, noise,
