@@ -10,6 +10,7 @@ the rest folded in a details block. Every untrusted string goes through `markdow
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -57,24 +58,30 @@ def report_lines(comparison: Comparison, context: ReportContext) -> list[str]:
     return lines
 
 
+HEADLINE = ((Kind.REGRESSION, "regression", "regressions"),
+            (Kind.NEWLY_FAILING, "newly failing", "newly failing"),
+            (Kind.IMPROVEMENT, "improvement", "improvements"),
+            (Kind.FIXED, "fixed", "fixed"),
+            (Kind.NOT_COMPARABLE, "not comparable", "not comparable"))
+
+
 def headline(comparison: Comparison) -> str:
     counts = comparison.counts()
-    shown = [f"{counts[k]} {KIND_LABELS[k]}" for k in
-             (Kind.REGRESSION, Kind.NEWLY_FAILING, Kind.IMPROVEMENT, Kind.FIXED) if counts[k]]
-    if counts[Kind.NOT_COMPARABLE]:
-        shown.append(f"{counts[Kind.NOT_COMPARABLE]} not comparable")
+    shown = [f"{counts[kind]} {one if counts[kind] == 1 else many}"
+             for kind, one, many in HEADLINE if counts[kind]]
     return ", ".join(shown) if shown else "no significant change"
 
 
-def short_sha(sha: object) -> str:
-    return markdown_text(str(sha)[:10]) if sha else "unknown"
+def commit_text(sha: object) -> str:
+    text = str(sha)[:10]
+    return f"`{text}`" if re.fullmatch(r"[0-9a-f]+", text) else markdown_text(text)
 
 
 def side_label(runs) -> str:
     if not runs:
         return "nothing"
     git = runs[0].git
-    text = f"`{short_sha(git.get('sha'))}`" if git.get("sha") else "a run"
+    text = commit_text(git["sha"]) if git.get("sha") else "a run"
     if git.get("branch"):
         text += f" on {markdown_text(git['branch'])}"
     return text + f" ({len(runs)} run{'s' if len(runs) != 1 else ''})"
