@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from support.runs import samples
 
+from support.runs import samples
 from torch_bench.analyze.noise import NoiseEstimate, robust_log_spread
 from torch_bench.analyze.rule import Outcome, RulePolicy, assess
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from support.runs import BASE_ENV, bad, history, make_run, ok
-
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 
 HISTORY = history(20, {"steady": 10, "slower": 10, "faster": 10, "noisy": 10, "tput": 100})

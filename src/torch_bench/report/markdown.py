@@ -131,8 +131,14 @@ def benchmark_cell(verdict: Verdict, context: ReportContext) -> str:
     return text
 
 
+UNSHOWN_UNITS = ("ratio", "1")
+
+
 def value_cell(value: float | None, unit: str) -> str:
-    return f"{format_value(value, unit)} {markdown_text(unit)}" if value is not None else "N/A"
+    if value is None:
+        return "N/A"
+    shown = "" if unit in UNSHOWN_UNITS else f" {markdown_text(unit)}"
+    return f"{format_value(value, unit)}{shown}"
 
 
 def change_text(ratio: float) -> str:
