@@ -7,7 +7,6 @@ import json
 import subprocess
 
 from support.runs import history, make_run, ok
-
 from torch_bench.results.document import save_run
 from torch_bench.store.layout import run_path
 

@@ -53,6 +53,7 @@ def side_environment(checkout: Path, environ: Mapping[str, str]) -> dict[str, st
 def run_side(checkout: Path, run_args: Sequence[str], out: Path,
              environ: Mapping[str, str] = os.environ) -> Run:
     """One `torch-bench run` in `checkout`; its run document."""
+    out = out.resolve()  # the run works in the checkout
     command = [sys.executable, "-m", "torch_bench", "run", *run_args, "--out", str(out)]
     done = subprocess.run(command, cwd=checkout, env=side_environment(checkout, environ),
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

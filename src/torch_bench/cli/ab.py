@@ -59,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     policy = policy_from(args)
     base_dir, head_dir = Path(args.base).resolve(), Path(args.head).resolve()
     with tempfile.TemporaryDirectory(prefix="torch-bench-ab-") as scratch:
-        out_dir = Path(args.out_dir or scratch)
+        out_dir = Path(args.out_dir or scratch).resolve()
         out_dir.mkdir(parents=True, exist_ok=True)
         runs = run_ab(base_dir, head_dir, args.rounds, run_args, out_dir, progress)
         comparison = compare_runs(
