@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torch_bench.analyze.changepoints import find_change_points
+from torch_bench.analyze.changepoints import commit_range, find_change_points
 
 
 def noisy(n, cv, seed):
@@ -20,6 +20,8 @@ def test_a_step_is_found_where_it_happened_with_the_ratio_of_medians():
     assert change.ratio == pytest.approx(1.10, rel=0.01)
     assert change.before == pytest.approx(10, rel=0.01)
     assert change.after == pytest.approx(11, rel=0.01)
+    commits = [f"c{i}" for i in range(60)]
+    assert commit_range(change, commits) == ("c39", "c40")
 
 
 def test_two_steps_in_index_order():

@@ -13,8 +13,9 @@ A change whose segment medians differ by less than 2% is dropped and its two seg
 
 Each `ChangePoint` has `index` (the first index of the new segment, so the change happened
 between `values[index - 1]` and `values[index]`), `before` and `after` (medians of the
-segments on either side, in the values' unit) and `ratio` (after / before). Pair the index
-with the series' commits to report a commit range: (commits[index - 1], commits[index]].
+segments on either side, in the values' unit) and `ratio` (after / before).
+`commit_range(point, commits)` gives the commits the change happened between: the last one
+measured before it and the first one measured after it.
 Results are in index order; list them newest first by reversing.
 """
 
@@ -98,3 +99,9 @@ def _describe(series: np.ndarray, starts: list[int], i: int) -> ChangePoint:
     medians = _medians(series, starts)
     before, after = medians[i - 1], medians[i]
     return ChangePoint(index=starts[i], before=before, after=after, ratio=after / before)
+
+
+def commit_range(point: ChangePoint, commits: Sequence[str]) -> tuple[str, str]:
+    """(last commit of the old level, first commit of the new level) for a series whose
+    values were measured at `commits` (same order and length as the values)."""
+    return commits[point.index - 1], commits[point.index]
