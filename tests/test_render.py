@@ -111,6 +111,17 @@ def test_default_finder_comes_from_the_analysis_module_when_present(monkeypatch)
     assert default_change_point_finder() is module.find_change_points
 
 
+def test_the_analysis_finder_marks_the_step_in_the_history(tmp_path):
+    site = build_site(History(tuple(make_run(i) for i in range(RUNS))), tmp_path / "site")
+    model = build_model(History(tuple(make_run(i) for i in range(RUNS))))
+    bert = series_named(model, "bert", dtype="float32", batch_size=1)
+    data = json.loads((site / paths.series_data(bert)).read_text(encoding="utf-8"))
+    [change] = data["change_points"]
+    assert change["index"] == 6 and change["regression"]
+    assert round(change["ratio"], 2) == 1.25
+    assert "+25.0%" in (site / paths.INDEX_PAGE).read_text(encoding="utf-8")
+
+
 def test_suite_rows_compare_with_previous_run_and_the_baseline_branch(model):
     context = suite_context(model, "transformers")
     assert len(context["rows"]) == 10

@@ -76,6 +76,7 @@ METRICS: dict[str, Metric] = {
         Metric("loss", "1", Direction.LOWER, "training loss"),
         Metric("graph_count", "count", Direction.LOWER, "graphs compiled"),
         Metric("graph_breaks", "count", Direction.LOWER, "graph breaks"),
+        Metric("value", "1", Direction.LOWER, "a unit-less figure another tool tracked"),
     )
 }
 

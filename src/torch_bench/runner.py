@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from torch_bench.config import RunConfig
 from torch_bench.measure.environment import collect_environment
 from torch_bench.measure.isolation import run_isolated
+from torch_bench.measure.preflight import Preflight
 from torch_bench.provenance import ci_info, git_info
 from torch_bench.results.schema import Result, Run, new_run
 from torch_bench.suites import get_suite
@@ -47,11 +48,9 @@ def execute(
     return results
 
 
-def assemble_run(config: RunConfig, results: list[Result]) -> Run:
-    return new_run(
-        results,
-        git=git_info(),
-        ci=ci_info(),
-        env=collect_environment(),
-        config=config.describe(),
-    )
+def assemble_run(config: RunConfig, results: list[Result],
+                 preflight: Preflight | None = None) -> Run:
+    env = collect_environment()
+    if preflight is not None:
+        env["preflight"] = preflight.to_dict()
+    return new_run(results, git=git_info(), ci=ci_info(), env=env, config=config.describe())
