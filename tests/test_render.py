@@ -94,6 +94,10 @@ def test_change_points_are_found_on_the_baseline_branch_and_mapped_back(model):
     [mark] = change_marks(higher_is_better, "main", finder)
     assert not mark.regression
     assert change_marks(bert, "main", lambda values: [Found(99, 1, 1, 1)]) == []
+    seen.clear()
+    [mark] = change_marks(bert, "main", lambda v: finder(v)[:0] + [Found(1, 1, 1, 1)], window=4)
+    assert seen[0] == [p.median for p in bert.points[MAIN_RUNS - 4:MAIN_RUNS]]
+    assert mark.index == MAIN_RUNS - 3  # mapped back from the window
 
 
 def test_default_finder_comes_from_the_analysis_module_when_present(monkeypatch):

@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 
-from torch_bench.render.build import build_site
+from torch_bench.errors import UserError
+from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site
 from torch_bench.store.reader import RunFilter, load_history
 
 
@@ -27,6 +28,11 @@ def register(subparsers) -> None:
     parser.add_argument("--baseline-branch", metavar="BRANCH",
                         help="branch the 'vs baseline' columns compare with "
                              "(default: main, else master, else the busiest branch)")
+    parser.add_argument("--change-point-window", type=int, default=CHANGE_POINT_WINDOW,
+                        metavar="N",
+                        help=f"search change points in the newest N baseline-branch runs of "
+                             f"each benchmark (default {CHANGE_POINT_WINDOW}; 0: all of them, "
+                             f"slow on long histories)")
     parser.add_argument("--repository", metavar="OWNER/NAME",
                         help="only runs of this repository")
     parser.set_defaults(handler=handle)
@@ -37,7 +43,11 @@ def handle(args: argparse.Namespace) -> int:
     history = load_history(args.data, RunFilter(repository=args.repository))
     for problem in history.problems:
         print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
+    if args.change_point_window < 0:
+        raise UserError(f"--change-point-window: expected 0 or more, got "
+                        f"{args.change_point_window}")
     out = build_site(history, args.out, baseline_branch=args.baseline_branch,
+                     change_point_window=args.change_point_window or None,
                      progress=lambda message: print(f"site: {message}", file=sys.stderr))
     print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

@@ -13,6 +13,9 @@ from torch_bench.render.writer import write_site
 from torch_bench.store.reader import History
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
+# Change points are searched in this many newest baseline-branch runs of each benchmark:
+# enough for a trend's recent history, and it keeps the build's cost from growing with it.
+CHANGE_POINT_WINDOW = 100
 
 
 def default_change_point_finder() -> ChangePointFinder:
@@ -26,8 +29,10 @@ def default_change_point_finder() -> ChangePointFinder:
 
 def build_site(history: History, out: str | os.PathLike, *,
                finder: ChangePointFinder | None = None, baseline_branch: str | None = None,
+               change_point_window: int | None = CHANGE_POINT_WINDOW,
                progress: Callable[[str], None] = lambda message: None) -> Path:
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
-    plan = plan_site(model, finder or default_change_point_finder())
+    plan = plan_site(model, finder or default_change_point_finder(), change_point_window)
+    progress("change points searched")
     return write_site(plan, run_payloads(model, plan), out, progress)

@@ -36,13 +36,16 @@ def env_changes(points: tuple[Point, ...]) -> list[EnvChange]:
     return changes
 
 
-def change_marks(series: Series, baseline_branch: str | None,
-                 finder: ChangePointFinder) -> list[ChangeMark]:
+def change_marks(series: Series, baseline_branch: str | None, finder: ChangePointFinder,
+                 window: int | None = None) -> list[ChangeMark]:
     """Change points of the baseline branch's points (all points when it has none), as
-    indexes into the whole series."""
+    indexes into the whole series. With `window`, only the newest `window` of those points
+    are searched (the finder's cost grows faster than linearly with the length)."""
     positions = [i for i, p in enumerate(series.points) if p.run.branch == baseline_branch]
     if not positions:
         positions = list(range(len(series.points)))
+    if window:
+        positions = positions[-window:]
     values = [series.points[i].median for i in positions]
     if len(values) < 2:
         return []

@@ -30,8 +30,10 @@ class SitePlan:
     run_files: tuple[str, ...]  # run ids; their payloads are made one by one while writing
 
 
-def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points) -> SitePlan:
-    marks = {s.key: change_marks(s, model.baseline_branch, finder) for s in model.series}
+def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
+              change_point_window: int | None = None) -> SitePlan:
+    marks = {s.key: change_marks(s, model.baseline_branch, finder, change_point_window)
+             for s in model.series}
     siblings = data.overlay_siblings(model)
     site_pages: list[Page] = []
     data_files: list[tuple[str, Any]] = []
