@@ -6,7 +6,9 @@ and opened in headless Chromium. Side by side, the same history as one whole-his
 file (github-action-benchmark's `window.BENCHMARK_DATA = {...}` in data.js) loaded at once by
 a page that then draws one chart. Prints per history length:
 
-  build s        model + plan + write of the whole site (from runs already in memory)
+  build s        model + plan + write of the whole site (from runs already in memory),
+                 change points included (the analysis module's finder, newest 60 runs)
+  no-cp s        the same build without searching change points
   read s         reading the data folder (only with --from-disk)
   site MB/files  total output, all files
   first visit    bytes the overview page transfers on a cold visit, without Plotly's JS
@@ -37,6 +39,7 @@ from pathlib import Path
 
 from torch_bench.metrics import get_metric
 from torch_bench.render.build import build_site
+from torch_bench.render.model import no_change_points
 from torch_bench.render.writer import plotly_js
 from torch_bench.results.schema import Result, Run
 from torch_bench.results.stats import Summary
@@ -202,6 +205,10 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
         history = load_history(work / "data")
         read_s = time.perf_counter() - started
     started = time.perf_counter()
+    build_site(history, work / "plain", finder=no_change_points)
+    plain_s = time.perf_counter() - started
+    shutil.rmtree(work / "plain")
+    started = time.perf_counter()
     site = build_site(history, work / "site")
     build_s = time.perf_counter() - started
     size, files = folder_size(site)
@@ -221,7 +228,8 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
     finally:
         server.shutdown()
         server.server_close()
-    return {"runs": runs, "build_s": build_s, "read_s": read_s, "site_mb": size / 2**20,
+    return {"runs": runs, "build_s": build_s, "plain_s": plain_s, "read_s": read_s,
+            "site_mb": size / 2**20,
             "files": files, "first_kb": first_bytes / 1024, "plotly_kb": plotly_bytes / 1024,
             "chart_ms": chart_ms, "chart_kb": chart_bytes / 1024,
             "whole_mb": whole_bytes / 2**20, "whole_ms": whole_ms}
@@ -237,7 +245,8 @@ def main() -> None:
 
     print(f"synthetic history: 200 benchmarks, {SAMPLES} samples each; Plotly asset "
           f"{plotly_js().stat().st_size / 1024:.0f} KB (cacheable, counted apart)")
-    header = (f"{'runs':>6} {'build s':>8} {'read s':>7} {'site MB':>8} {'files':>6} "
+    header = (f"{'runs':>6} {'build s':>8} {'no-cp s':>8} {'read s':>7} {'site MB':>8} "
+              f"{'files':>6} "
               f"{'first visit KB':>15} {'chart page KB':>14} {'chart ms':>9} | "
               f"{'whole-file MB':>13} {'whole chart ms':>14}")
     print(header)
@@ -250,7 +259,8 @@ def main() -> None:
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             read = "—" if row["read_s"] is None else f"{row['read_s']:.1f}"
-            print(f"{runs:>6} {row['build_s']:>8.1f} {read:>7} {row['site_mb']:>8.1f} "
+            print(f"{runs:>6} {row['build_s']:>8.1f} {row['plain_s']:>8.1f} {read:>7} "
+                  f"{row['site_mb']:>8.1f} "
                   f"{row['files']:>6} {row['first_kb']:>15.1f} {row['chart_kb']:>14.1f} "
                   f"{row['chart_ms']:>9.0f} | "
                   f"{row['whole_mb']:>13.1f} {row['whole_ms']:>14.0f}", flush=True)

@@ -15,7 +15,7 @@ from torch_bench.store.reader import History
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
 # Change points are searched in this many newest baseline-branch runs of each benchmark:
 # enough for a trend's recent history, and it keeps the build's cost from growing with it.
-CHANGE_POINT_WINDOW = 100
+CHANGE_POINT_WINDOW = 60
 
 
 def default_change_point_finder() -> ChangePointFinder:
