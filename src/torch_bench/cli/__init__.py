@@ -15,6 +15,8 @@ COMMAND_MODULES = (
     "torch_bench.cli.export",
     "torch_bench.cli.import_",
     "torch_bench.cli.env",
+    "torch_bench.cli.store",
+    "torch_bench.cli.data",
 )
 
 EXIT_USAGE = 2
