@@ -30,5 +30,6 @@ def export_files(run: Run) -> dict[PurePosixPath, bytes]:
 
 
 def run_files_of(run: Run) -> dict[PurePosixPath, bytes]:
-    """Every file the run adds, canonical document first."""
+    """Every file the run adds, canonical document first. An invalid run is refused."""
+    check_run(run, f"run {run.run_id}")
     return {run_path(run): document_text(run).encode(), **export_files(run)}
