@@ -179,7 +179,7 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
 
 def test_a_writer_killed_mid_store_leaves_the_branch_valid(tmp_path):
     remote = bare_remote(tmp_path)
-    store_runs([a_run("before")], Target(str(remote)))
+    store_runs([a_run("before", created_at="2026-01-01T00:00:00Z")], Target(str(remote)))
     tip = git("rev-parse", "gh-pages", cwd=remote)
     marker = tmp_path / "receiving"
     hook = remote / "hooks" / "pre-receive"
@@ -199,7 +199,7 @@ def test_a_writer_killed_mid_store_leaves_the_branch_valid(tmp_path):
     hook.unlink()
     assert git("rev-parse", "gh-pages", cwd=remote) == tip
     git("fsck", cwd=remote)
-    store_runs([a_run("after")], Target(str(remote)))
+    store_runs([a_run("after", created_at="2026-01-02T00:00:00Z")], Target(str(remote)))
     history = load_history(checkout(remote, tmp_path / "co") / "data")
     assert [r.results[0].name for r in history.runs] == ["before", "after"]
 

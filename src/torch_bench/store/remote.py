@@ -1,8 +1,9 @@
 """Appending runs to a data branch on a git remote, safely under concurrent writers.
 
 No checkout at all: a scratch repository fetches the tip of the data branch alone (depth 1,
-without file contents where the server allows `--filter=blob:none`), the new files are added
-to a temporary index read from that tip, and `write-tree` / `commit-tree` make the commit.
+without file contents where the server allows `--filter=blob:none`); only the trees on the
+paths to the new files are read and rewritten (trees.py), and `commit-tree` makes the commit,
+so an append costs about the same however long the history is.
 Since a run only ever adds files at paths named by its run id, re-applying it on top of a
 newer tip cannot conflict: when a push loses the race, the loop fetches the new tip, rebuilds
 the commit on it and tries again after a backoff, a bounded number of times. Any other refusal
@@ -22,8 +23,8 @@ from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.git import Credentials, Git, GitError
-from torch_bench.store.layout import EXPORTS_DIR, RUNS_DIR, month_of
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.trees import Entries, add_files, directories_of, parse_tree
 
 
 class StoreError(UserError):
@@ -84,23 +85,21 @@ def store_runs(
 ) -> StoreReport:
     prefix = data_prefix(target.folder)
     files = planned_files(runs, prefix)
-    watched = sorted({str(prefix / top / month_of(run)) for run in runs
-                      for top in (RUNS_DIR, EXPORTS_DIR)})
+    directories = directories_of([*files])
     rng = rng or random.Random()
     where = f"{display_url(target.remote)} (branch {target.branch})"
     with tempfile.TemporaryDirectory(prefix="torch-bench-store-") as scratch:
         git = _scratch_repository(Path(scratch), target, credentials)
         blobs = _write_blobs(git, Path(scratch) / "files", files)
-        index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        (Path(scratch) / "trees").mkdir()
         for attempt in range(1, policy.attempts + 1):
             tip = _fetch_tip(git, target.branch, where)
-            existing = _read_tip(git, tip, watched, index)
-            missing = [path for path in files if path not in existing]
-            added = sorted({files[path][0] for path in missing})
+            root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
+            added = sorted({files[path][0] for path in files if path not in existing})
             present = tuple(sorted({run.run_id for run in runs} - set(added)))
-            if not missing:
+            if not added:
                 return StoreReport((), present, None, attempt)
-            commit = _commit(git, tip, {path: blobs[path] for path in missing}, index,
+            commit = _commit(git, tip, trees, root, Path(scratch) / "trees",
                              commit_message(added))
             done = git.run("push", "--porcelain", "--no-verify", "origin",
                            f"{commit}:refs/heads/{target.branch}", check=False)
@@ -156,23 +155,44 @@ def _fetch_tip(git: Git, branch: str, where: str) -> str | None:
     raise StoreError(f"could not fetch from {where}: {_last_line(done.stderr)}")
 
 
-def _read_tip(git: Git, tip: str | None, watched: list[str], index: dict) -> set[str]:
-    """Load the tip's tree into the temporary index; the paths already under `watched`."""
+def _read_trees(git: Git, tip: str | None, directories: list[str]) -> dict[str, Entries]:
+    """Entries of each directory that exists at the tip, read in one `cat-file --batch`."""
     if tip is None:
-        Path(index["GIT_INDEX_FILE"]).unlink(missing_ok=True)
-        return set()
-    git.run("read-tree", tip, env=index)
-    listed = git.out("ls-files", "-z", "--", *watched, env=index)
-    return set(filter(None, listed.split("\0")))
+        return {}
+    specs = "".join(f"{tip}:{d}\n" if d else f"{tip}^{{tree}}\n" for d in directories)
+    output = git.raw("cat-file", "--batch", input=specs.encode())
+    trees, position = {}, 0
+    for directory in directories:
+        end = output.index(b"\n", position)
+        header = output[position:end].split()
+        position = end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        if header[1] != b"tree":
+            raise StoreError(f"{directory} is a {header[1].decode()} on the data branch, "
+                             f"not a folder; choose another --folder")
+        trees[directory] = parse_tree(output[position:position + size])
+        position += size + 1
+    return trees
 
 
-def _commit(git: Git, tip: str | None, blobs: dict[str, str], index: dict, message: str) -> str:
-    entries = "".join(f"100644 blob {sha}\t{path}\n" for path, sha in blobs.items())
-    git.run("update-index", "--add", "--index-info", input=entries.encode(), env=index)
-    tree = git.out("write-tree", "--missing-ok", env=index)
+def _commit(git: Git, tip: str | None, trees: dict[str, bytes], root: str, directory: Path,
+            message: str) -> str:
+    """Write the new tree objects and a commit of `root` on top of `tip`."""
+    paths = []
+    for oid, content in trees.items():
+        path = directory / oid
+        path.write_bytes(content)
+        paths.append(str(path))
+    written = git.out("hash-object", "-w", "-t", "tree", "--stdin-paths",
+                      input="\n".join(paths).encode()).split()
+    if written != list(trees):
+        raise StoreError("internal error: git disagrees with the tree ids computed for the "
+                         "new commit; nothing was pushed")
     parents = ["-p", tip] if tip else []
     try:
-        return git.out("commit-tree", tree, *parents, input=message.encode())
+        return git.out("commit-tree", root, *parents, input=message.encode())
     except GitError as exc:
         raise StoreError(f"could not make the commit: {exc}") from None
 
