@@ -222,3 +222,14 @@ def test_backoff_grows_and_is_bounded():
     policy, rng = RetryPolicy(attempts=10, base_delay=0.2, max_delay=5.0), random.Random(1)
     delays = [policy.delay(n, rng) for n in range(1, 10)]
     assert 0.1 <= delays[0] <= 0.2 and all(2.5 <= d <= 5.0 for d in delays[6:])
+
+
+def test_an_imported_history_folder_is_stored_in_one_commit(tmp_path, cli):
+    fixture = Path(__file__).parent / "fixtures" / "github-action-benchmark-data.js"
+    cli("import", str(fixture), "--format", "github-action-benchmark", "--out", "old", check=True)
+    remote = bare_remote(tmp_path)
+    done = cli("store", "old", "--remote", str(remote), check=True)
+    assert "stored 5 runs" in done.stderr
+    assert git("rev-list", "--count", "gh-pages", cwd=remote).strip() == "1"
+    history = load_history(checkout(remote, tmp_path / "co") / "data")
+    assert len(history.runs) == 5 and history.runs[0].created_at.startswith("2025-01-01")
