@@ -114,3 +114,19 @@ def test_bad_arguments_are_one_line_errors(tmp_path, cli):
         "nowhere: no such data folder")
     assert cli("data", "compact", "--before", "2026-13").returncode == 2
     assert cli("data", "prune", "--keep", "0").returncode == 2
+
+
+def test_an_intact_archive_is_trusted_by_the_reader_but_verify_checks_every_run(tmp_path, cli):
+    from torch_bench.store.archive import _runs_digest
+
+    root = tmp_path / "data"
+    history(root, months=("2025-11",))
+    cli("data", "compact", "--before", "2025-12", check=True)
+    (archive,) = archive_files(root)
+    document = json.loads(gzip.decompress(archive.read_bytes()))
+    document["runs"][0]["results"][0]["unit"] = "s"  # invalid, digest recomputed to match
+    document["runs_sha256"] = _runs_digest(document["runs"])
+    archive.write_bytes(gzip.compress(json.dumps(document).encode()))
+    assert len(load_history(root).runs) == 2
+    done = cli("data", "verify")
+    assert done.returncode == 1 and "runs[0]: results[0].unit" in done.stdout

@@ -133,7 +133,7 @@ def handle_compact(args: argparse.Namespace) -> int:
 
 def handle_verify(args: argparse.Namespace) -> int:
     root = Path(args.data)
-    scan = scan_folder(root)
+    scan = scan_folder(root, trust_archives=False)
     present = [PurePosixPath(p.relative_to(root).as_posix())
                for p in root.rglob("*") if p.is_file()]
     found = find_problems(scan, present)

@@ -27,7 +27,8 @@ class Scan:
     problems: tuple[str, ...] = ()
 
 
-def scan_folder(root: Path) -> Scan:
+def scan_folder(root: Path, trust_archives: bool = True) -> Scan:
+    """`trust_archives=False` validates every archived run even when its archive is intact."""
     if not root.is_dir():
         raise UserError(f"{root}: no such data folder")
     stored, problems, archives = [], [], {}
@@ -40,7 +41,7 @@ def scan_folder(root: Path) -> Scan:
         stored.append(Stored(run, _relative(root, path), archived=False))
     for path in archive_files(root):
         try:
-            archive, found = decode_archive(path.read_bytes(), str(path))
+            archive, found = decode_archive(path.read_bytes(), str(path), trust_archives)
         except UserError as exc:
             problems.append(str(exc))
             continue
