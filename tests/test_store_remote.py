@@ -233,3 +233,30 @@ def test_an_imported_history_folder_is_stored_in_one_commit(tmp_path, cli):
     assert git("rev-list", "--count", "gh-pages", cwd=remote).strip() == "1"
     history = load_history(checkout(remote, tmp_path / "co") / "data")
     assert len(history.runs) == 5 and history.runs[0].created_at.startswith("2025-01-01")
+
+
+def test_a_writer_that_keeps_losing_the_race_gives_up_after_the_bounded_attempts(tmp_path, cli):
+    """Each time our push arrives, the remote's hook lets a competitor push first."""
+    remote = bare_remote(tmp_path)
+    store_runs([a_run("seed")], Target(str(remote)))
+    competitor = tmp_path / "competitor"
+    git("clone", "-q", "--branch", "gh-pages", str(remote), str(competitor))
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "[ -n \"$COMPETING\" ] && exit 0\n"
+        f"echo raced >> {tmp_path / 'races'}\n"
+        "unset GIT_DIR GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY "
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_PUSH_OPTION_COUNT\n"
+        f"cd {competitor}\n"
+        "git -c user.name=c -c user.email=c@x commit -q --allow-empty -m competitor\n"
+        "COMPETING=1 git push -q origin HEAD:gh-pages >/dev/null 2>&1\n"
+        "exit 0\n")
+    hook.chmod(0o755)
+    done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", str(remote),
+               "--attempts", "3")
+    assert done.returncode == 2, done.stderr
+    assert "gave up after 3 attempts" in done.stderr and "nothing was stored" in done.stderr
+    assert done.stderr.count("push lost a race") == 2
+    assert (tmp_path / "races").read_text().count("raced") == 3
+    git("fsck", cwd=remote)
