@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from torch_bench.errors import UserError
 from torch_bench.results.document import load_run
@@ -87,7 +88,11 @@ def load_sources(sources: list[str]) -> list[Run]:
 
 
 def credentials_for(remote: str, token: str | None) -> Credentials | None:
-    return Credentials(token) if token and remote.startswith(("http://", "https://")) else None
+    """The token for an HTTP(S) remote, sent to that remote's server only."""
+    parts = urlsplit(remote)
+    if not token or parts.scheme not in ("http", "https"):
+        return None
+    return Credentials(token, scope=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}/")
 
 
 def default_remote(environ: Mapping[str, str]) -> str:

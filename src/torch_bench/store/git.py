@@ -48,6 +48,7 @@ class Credentials:
     """An HTTP token, sent as a Basic authorization header (the form GitHub accepts)."""
 
     token: str
+    scope: str = ""  # e.g. "https://github.com/": the header goes to that server only
     user: str = "x-access-token"
 
     @property
@@ -66,7 +67,8 @@ def auth_env(credentials: Credentials | None) -> dict[str, str]:
         return {}
     return {
         "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "http.extraHeader",
+        "GIT_CONFIG_KEY_0": f"http.{credentials.scope}.extraHeader" if credentials.scope
+                            else "http.extraHeader",
         "GIT_CONFIG_VALUE_0": credentials.header,
     }
 
