@@ -19,6 +19,8 @@ COMMAND_MODULES = (
     "torch_bench.cli.compare",
     "torch_bench.cli.comment",
     "torch_bench.cli.ab",
+    "torch_bench.cli.store",
+    "torch_bench.cli.data",
 )
 
 EXIT_USAGE = 2
