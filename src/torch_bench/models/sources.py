@@ -30,8 +30,8 @@ def reference_kind(ref: str) -> str:
     """`builtin`, `file` or `hub`: how `ref` will be resolved (no I/O beyond a stat)."""
     if ref in TINY_CONFIGS:
         return "builtin"
-    if ref.endswith(".json") or os.sep in ref or ref.startswith("."):
-        return "file"
+    if ref.endswith(".json") or ref.startswith((".", os.sep, "~")) or os.path.exists(ref):
+        return "file"  # a Hub id is "name" or "org/name", never an existing path
     return "hub"
 
 
@@ -48,6 +48,7 @@ def load_config(ref: str):
 def _config_from_file(path: Path):
     from transformers import AutoConfig
 
+    path = path.expanduser()
     file = path / "config.json" if path.is_dir() else path
     try:
         data = json.loads(file.read_text(encoding="utf-8"))

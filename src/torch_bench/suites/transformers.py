@@ -71,7 +71,7 @@ def _parse_models(text: str) -> tuple[str, ...]:
 
     refs = parse_name_list(text)
     for ref in refs:
-        if reference_kind(ref) == "file" and not os.path.exists(ref):
+        if reference_kind(ref) == "file" and not os.path.exists(os.path.expanduser(ref)):
             raise ValueError(f"{ref}: no such configuration file or folder")
     return refs
 
