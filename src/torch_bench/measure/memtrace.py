@@ -8,8 +8,11 @@ them. A line that calls into untraced code (torch's C++ kernels, library modules
 model's own line that asked for the memory.
 
 Resident memory is the honest figure for tensors (torch allocates outside Python's
-allocator, which `tracemalloc` cannot see), but it moves in pages and only grows when memory
-is first touched; small allocations reusing freed memory cost nothing here.
+allocator, which `tracemalloc` cannot see), but memory freed to malloc's heap stays
+resident and is reused for free, so a warmed-up step would show almost nothing. On glibc
+the trace therefore gives malloc's free pages back to the system (`malloc_trim`) at every
+line event: whatever a line then touches shows as its increase, as on a first run. That
+costs time, which is why a trace runs after the timing, never during it.
 """
 
 from __future__ import annotations
@@ -49,12 +52,30 @@ class MemoryTrace:
     cpu_net_mb: float  # resident memory after the call minus before
     cpu_peak_mb: float  # highest resident memory seen during the call, minus before
     lines_traced: int  # line events observed
+    heap_trimmed: bool  # whether free heap pages were returned at every line
 
     def to_dict(self) -> dict[str, Any]:
         return {"top": [line.to_dict() for line in self.top],
                 "cpu_net_mb": round(self.cpu_net_mb, 3),
                 "cpu_peak_mb": round(self.cpu_peak_mb, 3),
-                "lines_traced": self.lines_traced}
+                "lines_traced": self.lines_traced,
+                "heap_trimmed": self.heap_trimmed}
+
+
+def heap_trimmer() -> Callable[[], Any] | None:
+    """glibc's `malloc_trim(0)`, which gives every free page of malloc's heaps back to the
+    system; None where it does not exist (not glibc)."""
+    import ctypes
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return lambda: trim(0)
 
 
 def rss_reader() -> Callable[[], int]:
@@ -81,9 +102,11 @@ def cuda_reader(device) -> Callable[[], int] | None:
 class _Recorder:
     """The trace function and the per-line tallies it keeps."""
 
-    def __init__(self, include: Sequence[str], read_cpu, read_gpu) -> None:
+    def __init__(self, include: Sequence[str], read_cpu, read_gpu, trim=None) -> None:
         self.include = tuple(os.path.abspath(p) for p in include)
-        self.read_cpu, self.read_gpu = read_cpu, read_gpu
+        self.read_cpu, self.read_gpu, self.trim = read_cpu, read_gpu, trim
+        if trim:
+            trim()
         self.cpu: dict[tuple[str, int], int] = {}
         self.gpu: dict[tuple[str, int], int] = {}
         self.hits: dict[tuple[str, int], int] = {}
@@ -102,6 +125,8 @@ class _Recorder:
         return known
 
     def charge(self, next_line: tuple[str, int]) -> None:
+        if self.trim:
+            self.trim()
         cpu = self.read_cpu()
         self.peak_cpu = max(self.peak_cpu, cpu)
         if cpu > self.last_cpu:
@@ -137,7 +162,7 @@ def trace_memory(fn: Callable[[], Any], include: Sequence[str], top: int = 10,
                  cuda_device=None) -> MemoryTrace:
     """Run `fn` once, tracing lines in files under the paths `include`, and return the `top`
     lines by memory added."""
-    recorder = _Recorder(include, rss_reader(), cuda_reader(cuda_device))
+    recorder = _Recorder(include, rss_reader(), cuda_reader(cuda_device), heap_trimmer())
     previous = sys.gettrace()
     sys.settrace(recorder.global_trace)
     try:
@@ -150,6 +175,7 @@ def trace_memory(fn: Callable[[], Any], include: Sequence[str], top: int = 10,
         cpu_net_mb=(recorder.last_cpu - recorder.start_cpu) / MB,
         cpu_peak_mb=(recorder.peak_cpu - recorder.start_cpu) / MB,
         lines_traced=recorder.events,
+        heap_trimmed=recorder.trim is not None,
     )
 
 
@@ -177,8 +203,8 @@ def _top_lines(recorder: _Recorder, top: int) -> list[LineMemory]:
 
 def format_memory_trace(trace: dict[str, Any], title: str) -> list[str]:
     """Lines of text for a trace as stored (`MemoryTrace.to_dict()`)."""
-    lines = [f"memory trace: {title} (RSS +{trace['cpu_net_mb']:.1f} MB net, "
-             f"+{trace['cpu_peak_mb']:.1f} MB peak, {trace['lines_traced']} lines traced)"]
+    lines = [f"memory trace: {title} (RSS {trace['cpu_net_mb']:+.1f} MB net, "
+             f"{trace['cpu_peak_mb']:+.1f} MB peak, {trace['lines_traced']} lines traced)"]
     for entry in trace["top"]:
         gpu = "" if entry["gpu_mb"] is None else f"  GPU +{entry['gpu_mb']:8.2f} MB"
         where = f"{os.path.basename(entry['file'])}:{entry['line']}"
