@@ -29,13 +29,13 @@ def test_transformers_run_reports_oom_and_goes_on_with_the_grid(cli, tmp_path):
 
 
 def test_rnns_and_cnns_in_one_run_export_fastrnns_groups(cli, tmp_path):
-    cli("run", "--suite", "rnns,cnns", "--variants", "jit_premul,vl_py", "--cnns", "resnet18",
+    cli("run", "--suite", "rnns,cnns", "--variants", "jit_premul,vl_py", "--cnns", "resnet18_jit",
         "--image-size", "32", *TINY_RNN, "--out", "r.json", "--oss", "oss.json", check=True)
     oss = json.loads((tmp_path / "oss.json").read_text())
     assert {g: sorted(names) for g, names in oss.items() if "peak_rss" not in g} == {
         "lstm": ["jit_premul"], "lstm-backward": ["jit_premul"],
         "vl_lstm": ["vl_py"], "vl_lstm-backward": ["vl_py"],
-        "resnet": ["resnet18"], "resnet-backward": ["resnet18"]}
+        "resnet": ["resnet18_jit"], "resnet-backward": ["resnet18_jit"]}
     assert {r.status for r in load_run(tmp_path / "r.json").results} == {"ok"}
 
 
