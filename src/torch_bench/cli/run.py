@@ -108,15 +108,6 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if args.strict and failures else 0
 
 
-def _print_suite_reports(config, results) -> None:
-    """Each suite's own report (for example per-metric grid tables), as plain text."""
-    for ref in config.suites:
-        suite = get_suite(ref)
-        own = [r for r in results if r.suite == suite.name]
-        if suite.render is not None and own:
-            print("\n".join(suite.render(own)))
-
-
 def _check_device(device: str) -> None:
     if device.startswith("cuda"):
         import torch
@@ -146,3 +137,12 @@ def _execute_with_progress(planned, config, console: Console):
         results = execute(planned, config, started, done)
         progress.update(task, description="done")
     return results
+
+
+def _print_suite_reports(config, results) -> None:
+    """Each suite's own report (for example per-metric grid tables), as plain text."""
+    for ref in config.suites:
+        suite = get_suite(ref)
+        own = [r for r in results if r.suite == suite.name]
+        if suite.render is not None and own:
+            print("\n".join(suite.render(own)))
