@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     parser.add_argument("--device", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--filter", metavar="REGEX", help="run only cases whose suite/name match")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="torch intra-op threads for every case (default: torch's own; on a "
+                             "shared or busy CPU, 1 gives far steadier numbers)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -87,6 +90,7 @@ def handle(args: argparse.Namespace) -> int:
         suites=_suite_list(args.suite),
         device=args.device,
         filter=args.filter,
+        threads=args.threads,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
