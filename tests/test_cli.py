@@ -12,6 +12,8 @@ def test_run_writes_a_valid_document_and_every_export(cli, tmp_path):
         ("lstm", "cudnn"), ("lstm", "py"), ("lstm-backward", "cudnn"), ("lstm-backward", "py")}
     assert run.env["fingerprint"] and run.env["torch"]
     assert run.config["options"]["rnns"]["seq_length"] == 5
+    assert run.env["threads"] == 1 and run.config["threads"] == 1
+    assert all(r.extra["threads"] == 1 for r in run.results if r.metric.endswith("_time"))
     oss = json.loads((tmp_path / "oss.json").read_text())
     assert set(oss["lstm"]) == {"cudnn", "py"}
     assert (tmp_path / "aipep.txt").read_text().startswith("Caffe2Observer ")
@@ -28,7 +30,7 @@ def test_export_and_import_round_trip_through_the_cli(cli, tmp_path):
 
 
 def test_dry_run_lists_cases(cli):
-    done = cli("run", "--suite", "rnns", "--dry-run", "--filter", "jit|py", check=True)
+    done = cli("run", "--suite", "rnns", "--dry-run", "--filter", "/(jit|py)$", check=True)
     assert done.stdout.splitlines() == [
         "rnns/jit (seq_length=100, num_layers=1, input_size=512, hidden_size=512, mini_batch=64, "
         "dtype=float32)",

@@ -28,7 +28,7 @@ from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseSpec
 
-TOP_LEVEL_KEYS = ("suites", "device", "filter", "timing", "isolation", "options")
+TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
 
@@ -40,6 +40,7 @@ class RunConfig:
     policy: TimingPolicy
     isolation: IsolationPolicy
     filter: str | None = None
+    threads: int | None = None
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
@@ -50,6 +51,7 @@ class RunConfig:
             "suites": list(self.suites),
             "device": self.device,
             "filter": self.filter,
+            "threads": self.threads,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
@@ -134,6 +136,7 @@ def build_run_config(
     timing: Mapping[str, Any] | None = None,
     isolation: Mapping[str, Any] | None = None,
     cli_options: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
     given as flags; they apply to every selected suite that declares them."""
@@ -180,7 +183,17 @@ def build_run_config(
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),
         filter=pattern,
+        threads=_threads(threads if threads is not None else data.get("threads"),
+                         "--threads" if threads is not None else f"{yaml_source}: threads"),
     )
+
+
+def _threads(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: expected a whole number of threads >= 1, got {value!r}")
+    return value
 
 
 def _as_list(value: Any, where: str) -> list[str] | None:

@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "torch_bench.cli.comment",
     "torch_bench.cli.ab",
     "torch_bench.cli.site",
+    "torch_bench.cli.store",
+    "torch_bench.cli.data",
 )
 
 EXIT_USAGE = 2

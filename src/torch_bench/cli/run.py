@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     parser.add_argument("--device", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--filter", metavar="REGEX", help="run only cases whose suite/name match")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="torch intra-op threads for every case (default: torch's own; on a "
+                             "shared or busy CPU, 1 gives far steadier numbers)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -87,6 +90,7 @@ def handle(args: argparse.Namespace) -> int:
         suites=_suite_list(args.suite),
         device=args.device,
         filter=args.filter,
+        threads=args.threads,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
@@ -106,6 +110,7 @@ def handle(args: argparse.Namespace) -> int:
     results = _execute_with_progress(planned, config, console)
     run = assemble_run(config, results, preflight)
     Console().print(results_table(run.results))
+    _print_suite_reports(config, run.results)
     write_outputs(run, args, console)
     failures = [r for r in results if not r.ok and r.status != "skipped"]
     return 1 if args.strict and failures else 0
@@ -151,3 +156,12 @@ def _execute_with_progress(planned, config, console: Console):
         results = execute(planned, config, started, done)
         progress.update(task, description="done")
     return results
+
+
+def _print_suite_reports(config, results) -> None:
+    """Each suite's own report (for example per-metric grid tables), as plain text."""
+    for ref in config.suites:
+        suite = get_suite(ref)
+        own = [r for r in results if r.suite == suite.name]
+        if suite.render is not None and own:
+            print("\n".join(suite.render(own)))

@@ -71,6 +71,7 @@ class CaseContext:
 
     device: str
     policy: TimingPolicy
+    threads: int | None = None  # torch intra-op threads the case runs with (None: default)
 
     def clock(self) -> Clock:
         return clock_for(self.device)
@@ -84,6 +85,9 @@ class Suite:
     plan: Callable[[Mapping[str, Any], str], Sequence[CaseSpec]]
     run_case: Callable[[CaseSpec, CaseContext], Sequence[Result]]
     record_memory: bool = True  # add the case process's memory figures as results
+    # Optional suite-specific report printed after the results table: the suite's results
+    # in, lines of text out.
+    render: Callable[[Sequence[Result]], list[str]] | None = None
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
