@@ -210,8 +210,8 @@ def test_built_site_escapes_text_and_ships_plotly(tmp_path):
     assert "&lt;img src=x onerror=window.__xss=1&gt;" in html
     # every benchmark page's data file exists; the overview refers to no series file
     pages = list((site / "benchmarks").glob("*.html"))
-    assert len(pages) == len(list((site / "data" / "series").glob("*.json")))
-    assert "data/series/" not in (site / "index.html").read_text(encoding="utf-8")
+    assert len(pages) == len(list((site / "json" / "series").glob("*.json")))
+    assert "json/series/" not in (site / "index.html").read_text(encoding="utf-8")
     runs = json.loads((site / paths.RUNS_INDEX).read_text(encoding="utf-8"))
     assert len(runs) == RUNS and all((site / r["file"]).is_file() for r in runs)
 
@@ -235,6 +235,20 @@ def test_empty_history_builds_a_useful_site(tmp_path):
     site = build_site(History(()), tmp_path / "site")
     assert "No results yet" in (site / "index.html").read_text(encoding="utf-8")
     assert "at least two runs" in (site / "compare.html").read_text(encoding="utf-8")
+
+
+def test_site_around_its_data_folder_keeps_the_data(cli, tmp_path: Path):
+    write_history(tmp_path / "public" / "data")
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "public" / "data").rglob("*"))
+    for _ in range(2):  # the first build and a rebuild over it
+        cli("site", "--data", "public/data", "--out", "public", check=True)
+        after = sorted(p.relative_to(tmp_path) for p in (tmp_path / "public" / "data").rglob("*"))
+        assert after == before and (tmp_path / "public" / "index.html").is_file()
+    same = cli("site", "--data", "public/data", "--out", "public/data")
+    assert same.returncode == 2 and "is the data folder" in same.stderr
+    write_history(tmp_path / "other" / "json")
+    clash = cli("site", "--data", "other/json", "--out", "other")
+    assert clash.returncode == 2 and "the site writes this path itself" in clash.stderr
 
 
 def test_site_command(cli, tmp_path: Path):

@@ -217,7 +217,7 @@ def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, s
     assert len(rows) == RUNS
     assert rows[3]["message"] == XSS_MESSAGE and rows[3]["sha"] == sha_of(3)
     json_link = page.get_attribute("a[download]", "href")
-    assert re.fullmatch(r"\.\./data/series/[\w.-]+\.json", json_link)
+    assert re.fullmatch(r"\.\./json/series/[\w.-]+\.json", json_link)
 
 
 def test_hostile_benchmark_name_stays_text(page, base_url, site):

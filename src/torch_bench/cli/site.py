@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site
@@ -38,6 +39,18 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
+def data_inside(data: Path, out: Path) -> tuple[str, ...]:
+    """The top-level name of the data folder when it lies inside the output folder (it is
+    then carried over, never replaced)."""
+    data, out = data.resolve(), out.resolve()
+    if data == out:
+        raise UserError(f"--out {out}: is the data folder; write the site elsewhere "
+                        f"(or around it: --data SITE/data --out SITE)")
+    if out in data.parents:
+        return (data.relative_to(out).parts[0],)
+    return ()
+
+
 def handle(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     history = load_history(args.data, RunFilter(repository=args.repository))
@@ -48,6 +61,7 @@ def handle(args: argparse.Namespace) -> int:
                         f"{args.change_point_window}")
     out = build_site(history, args.out, baseline_branch=args.baseline_branch,
                      change_point_window=args.change_point_window or None,
+                     keep=data_inside(Path(args.data), Path(args.out)),
                      progress=lambda message: print(f"site: {message}", file=sys.stderr))
     print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

@@ -30,9 +30,10 @@ def default_change_point_finder() -> ChangePointFinder:
 def build_site(history: History, out: str | os.PathLike, *,
                finder: ChangePointFinder | None = None, baseline_branch: str | None = None,
                change_point_window: int | None = CHANGE_POINT_WINDOW,
+               keep: tuple[str, ...] = (),
                progress: Callable[[str], None] = lambda message: None) -> Path:
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     plan = plan_site(model, finder or default_change_point_finder(), change_point_window)
     progress("change points searched")
-    return write_site(plan, run_payloads(model, plan), out, progress)
+    return write_site(plan, run_payloads(model, plan), out, progress, keep)

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from torch_bench.render.model import Series, run_file_key, safe_key
 
+# The site's own data files live under "json/", not "data/": on the data branch the run
+# documents sit in a "data" folder beside the site (store/publish.py).
+JSON_DIR = "json"
 STATIC_DIR = "static"
 PLOTLY_FILE = f"{STATIC_DIR}/plotly.min.js"
 INDEX_PAGE = "index.html"
 TRAINING_PAGE = "training.html"
 COMPARE_PAGE = "compare.html"
-RUNS_INDEX = "data/runs.json"
-BENCHMARKS_INDEX = "data/benchmarks.json"
-TRAINING_DATA = "data/training.json"
+RUNS_INDEX = f"{JSON_DIR}/runs.json"
+BENCHMARKS_INDEX = f"{JSON_DIR}/benchmarks.json"
+TRAINING_DATA = f"{JSON_DIR}/training.json"
 
 
 def suite_page(suite: str) -> str:
@@ -25,11 +28,16 @@ def benchmark_page(series: Series) -> str:
 
 
 def series_data(series: Series) -> str:
-    return f"data/series/{series.key}.json"
+    return f"{JSON_DIR}/series/{series.key}.json"
 
 
 def run_data(run_id: str) -> str:
-    return f"data/runs/{run_file_key(run_id)}.json"
+    return f"{JSON_DIR}/runs/{run_file_key(run_id)}.json"
+
+
+# Top-level names a build writes; anything else found in the output folder is not the site's.
+SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", "benchmarks",
+                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site"})
 
 
 def root_of(page: str) -> str:

@@ -54,16 +54,25 @@ def _write(root: Path, relative: str, text: str) -> None:
 
 
 def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str | os.PathLike,
-               progress: Callable[[str], None] = lambda message: None) -> Path:
+               progress: Callable[[str], None] = lambda message: None,
+               keep: Iterable[str] = ()) -> Path:
+    """Write the site to `out`, replacing a site there. `keep`: top-level names inside `out`
+    that are not the site's (say the data folder) and are carried over untouched."""
     target = Path(out)
-    if target.exists() and any(target.iterdir()) and not (target / SITE_MARKER).exists():
+    keep = tuple(keep)
+    clash = sorted(set(keep) & paths.SITE_NAMES)
+    if clash:
+        raise UserError(f"{target / clash[0]}: the site writes this path itself; keep the "
+                        f"data folder elsewhere")
+    if target.exists() and not (target / SITE_MARKER).exists() and any(
+            entry.name not in keep for entry in target.iterdir()):
         raise UserError(f"{target}: exists and is not a torch-bench site; choose an empty "
                         f"or new folder")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         _fill(staging, plan, extra_data, progress)
-        _swap(staging, target)
+        _swap(staging, target, keep)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -91,12 +100,28 @@ def _fill(root: Path, plan: SitePlan, extra_data: Iterable[tuple[str, Any]],
     (root / SITE_MARKER).write_text("built by torch-bench site\n")
 
 
-def _swap(staging: Path, target: Path) -> None:
+def _swap(staging: Path, target: Path, keep: tuple[str, ...]) -> None:
+    """Move the kept folders into the new site, then the new site into place; on failure
+    everything goes back where it was."""
     if not target.exists():
         staging.rename(target)
         return
     old = target.with_name(f".{target.name}.old")
     shutil.rmtree(old, ignore_errors=True)
-    target.rename(old)
-    staging.rename(target)
+    moved: list[str] = []
+    swapped = False
+    try:
+        for name in keep:
+            if (target / name).exists():
+                (target / name).rename(staging / name)
+                moved.append(name)
+        target.rename(old)
+        swapped = True
+        staging.rename(target)
+    except BaseException:
+        if swapped and not target.exists():
+            old.rename(target)
+        for name in moved:
+            (staging / name).rename(target / name)
+        raise
     shutil.rmtree(old, ignore_errors=True)
