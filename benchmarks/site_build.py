@@ -220,7 +220,7 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
     try:
         first_bytes, plotly_bytes, _ = cold_visit(browser, base + "index.html",
                                                   "[data-summary-chart='0'][data-rendered='1']")
-        page = sorted((site / "benchmarks").glob("rnns-*.html"))[0].relative_to(site)
+        page = sorted((site / "bench").glob("rnns-*.html"))[0].relative_to(site)
         chart_bytes, _, chart_ms = cold_visit(browser, base + page.as_posix(),
                                               "#trend[data-rendered='1']")
         whole_bytes, _, whole_ms = cold_visit(browser, base + "whole/index.html",

@@ -209,7 +209,7 @@ def test_built_site_escapes_text_and_ships_plotly(tmp_path):
     assert "<img src=x" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=window.__xss=1&gt;" in html
     # every benchmark page's data file exists; the overview refers to no series file
-    pages = list((site / "benchmarks").glob("*.html"))
+    pages = list((site / "bench").glob("*.html"))
     assert len(pages) == len(list((site / "json" / "series").glob("*.json")))
     assert "json/series/" not in (site / "index.html").read_text(encoding="utf-8")
     runs = json.loads((site / paths.RUNS_INDEX).read_text(encoding="utf-8"))
@@ -278,5 +278,6 @@ def test_wheel_ships_templates_and_static_assets(tmp_path):
     shipped = {n for n in names if n.startswith("torch_bench/render/")}
     expected = {f"torch_bench/render/templates/{p.name}"
                 for p in (root / "templates").glob("*.html")}
-    expected |= {f"torch_bench/render/static/{p.name}" for p in (root / "site").iterdir()}
+    expected |= {f"torch_bench/render/static/{p.name}" for p in (root / "site").iterdir()
+                 if p.suffix in (".css", ".js")}
     assert expected and expected <= shipped

@@ -95,14 +95,14 @@ def visit(page, base_url, path):
 
 
 def benchmark_path(site, name_part):
-    found = sorted(p.relative_to(site).as_posix() for p in (site / "benchmarks").glob("*.html")
+    found = sorted(p.relative_to(site).as_posix() for p in (site / "bench").glob("*.html")
                    if name_part in p.name)
     return found
 
 
 def trend_path(site, page_text_filter):
     """The benchmark page whose params line contains `page_text_filter`."""
-    for path in sorted((site / "benchmarks").glob("*.html")):
+    for path in sorted((site / "bench").glob("*.html")):
         if page_text_filter in path.read_text(encoding="utf-8"):
             return path.relative_to(site).as_posix()
     raise AssertionError(f"no benchmark page mentions {page_text_filter!r}")

@@ -9,6 +9,7 @@ from torch_bench.render.model import Series, run_file_key, safe_key
 # The site's own data files live under "json/", not "data/": on the data branch the run
 # documents sit in a "data" folder beside the site (store/publish.py).
 JSON_DIR = "json"
+BENCHMARK_DIR = "bench"  # not "benchmarks": the Action's default data folder has that name
 STATIC_DIR = "static"
 PLOTLY_FILE = f"{STATIC_DIR}/plotly.min.js"
 INDEX_PAGE = "index.html"
@@ -24,7 +25,7 @@ def suite_page(suite: str) -> str:
 
 
 def benchmark_page(series: Series) -> str:
-    return f"benchmarks/{series.key}.html"
+    return f"{BENCHMARK_DIR}/{series.key}.html"
 
 
 def series_data(series: Series) -> str:
@@ -36,7 +37,7 @@ def run_data(run_id: str) -> str:
 
 
 # Top-level names a build writes; anything else found in the output folder is not the site's.
-SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", "benchmarks",
+SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", BENCHMARK_DIR,
                         JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site"})
 
 
