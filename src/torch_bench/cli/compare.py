@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from torch_bench.analyze import git
-from torch_bench.analyze.baseline import Baseline, choose_baseline, explicit, noise_history
+from torch_bench.analyze.baseline import (
+    Baseline,
+    UntrustedBaseline,
+    choose_baseline,
+    explicit,
+    noise_history,
+)
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.errors import UserError
@@ -144,7 +150,10 @@ def handle(args: argparse.Namespace) -> int:
 def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
                      base_branch: str) -> Baseline:
     if args.base != "auto":
-        return explicit(load_runs(args.base, "BASE"), args.base)
+        try:
+            return explicit(load_runs(args.base, "BASE"), args.base)
+        except UntrustedBaseline as exc:
+            raise UserError(f"BASE {exc}") from None
     if not args.history:
         raise UserError("BASE 'auto' needs --history DATA_FOLDER to choose a baseline from")
     sha = head[0].git.get("sha")
