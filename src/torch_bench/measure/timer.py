@@ -73,7 +73,7 @@ class TimingPolicy:
     max_repeats: int = 200
     max_time_s: float = 3.0
     target_rel_iqr: float = 0.02
-    min_block_ms: float = 0.2
+    min_block_ms: float = 1.0  # longer blocks, steadier samples (fast ops only)
     max_number: int = 100_000
 
     def __post_init__(self) -> None:
@@ -155,15 +155,20 @@ def measure(
     samples: list[float] = []
     stop_reason = "repeats"
     deadline = time.perf_counter() + policy.max_time_s
+    next_check = policy.min_repeats
     with gc_paused():
         while len(samples) < policy.max_repeats:
             if setup is not None:
                 setup()
             samples.append(_time_block(fn, number, clock) / number)
             count = len(samples)
-            if count >= policy.min_repeats and relative_iqr(samples) <= policy.target_rel_iqr:
-                stop_reason = "spread"
-                break
+            if count >= next_check:
+                # Checked at growing intervals: work between blocks disturbs the caches the
+                # next block runs in.
+                next_check = count + max(1, count // 10)
+                if relative_iqr(samples) <= policy.target_rel_iqr:
+                    stop_reason = "spread"
+                    break
             if count >= min(policy.min_repeats, MIN_SAMPLES) and time.perf_counter() >= deadline:
                 stop_reason = "time"
                 break
