@@ -28,6 +28,9 @@ def plan_cases(config: RunConfig) -> list[PlannedCase]:
         for case in suite.plan(config.options[ref], config.device):
             if config.selects(case):
                 planned.append(PlannedCase(ref, case))
+    if config.total_partitions > 1:
+        keys = [f"{p.case.suite}/{p.case.name}" for p in planned]
+        planned = [p for p in planned if config.in_shard(p.case, keys)]
     return planned
 
 
@@ -44,14 +47,25 @@ def execute(
         case_results = run_isolated(item.case, ctx, config.isolation, item.suite_ref)
         results.extend(case_results)
         on_case_done(item, case_results)
-    return results
+    return results + summaries(planned, results)
+
+
+def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]:
+    """Suite-level results computed in the parent from all of a suite's case results, for
+    suites that define `summarize`."""
+    extra: list[Result] = []
+    for ref in dict.fromkeys(p.suite_ref for p in planned):
+        suite = get_suite(ref)
+        if suite.summarize is not None:
+            extra.extend(suite.summarize([r for r in results if r.suite == suite.name]))
+    return extra
 
 
 def assemble_run(config: RunConfig, results: list[Result]) -> Run:
     return new_run(
         results,
         git=git_info(),
-        ci=ci_info(),
+        ci={**ci_info(), **({"shard": config.shard} if config.shard else {})},
         env=collect_environment(),
         config=config.describe(),
     )

@@ -84,6 +84,8 @@ class Suite:
     plan: Callable[[Mapping[str, Any], str], Sequence[CaseSpec]]
     run_case: Callable[[CaseSpec, CaseContext], Sequence[Result]]
     record_memory: bool = True  # add the case process's memory figures as results
+    # Suite-level results from all case results, computed in the parent after the cases run.
+    summarize: Callable[[Sequence[Result]], Sequence[Result]] | None = None
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
