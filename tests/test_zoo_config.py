@@ -94,3 +94,13 @@ def test_builtin_models_build_and_run(name):
     out = example.model(*example.args, **example.kwargs)
     first = out[0] if isinstance(out, tuple) else out
     assert first.shape[0 if name != "lstm" else 1] == 3
+
+
+def test_torchbenchmark_models_are_referenced_by_name():
+    ref = parse_ref("torchbenchmark/resnet18")
+    assert (ref.name, format_ref(ref)) == ("resnet18", "torchbenchmark/resnet18")
+    try:
+        import torchbenchmark  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="torchbenchmark package is not importable"):
+            build(ref)

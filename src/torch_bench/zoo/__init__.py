@@ -4,11 +4,13 @@ A zoo entry is a function returning `(model, example_inputs)`; `example_inputs` 
 positional arguments (a single tensor or a dict of keyword arguments is accepted too). The
 function may take `batch_size` (an override from the configuration, or None for its default).
 User models are referenced by a dotted path, `package.module:function`, optionally named:
-`name=package.module:function` (the default name is the function's).
+`name=package.module:function` (the default name is the function's). Models of the
+`torchbenchmark` package, when it is installed, are `torchbenchmark/NAME`.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -23,6 +25,7 @@ BUILTIN_MODELS: dict[str, str] = {
     "tiny_resnet": "torch_bench.zoo.builtin:tiny_resnet",
 }
 
+TORCHBENCH_PREFIX = "torchbenchmark/"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -45,6 +48,8 @@ class Example:
 def parse_ref(text: str) -> ZooRef:
     """`mlp`, `package.module:function` or `name=package.module:function`."""
     text = text.strip()
+    if text.startswith(TORCHBENCH_PREFIX) and _NAME.match(text[len(TORCHBENCH_PREFIX):]):
+        return ZooRef(text[len(TORCHBENCH_PREFIX):], text)
     name, _, target = text.rpartition("=") if "=" in text else ("", "", text)
     if not target or ":" not in target:
         if target in BUILTIN_MODELS and not name:
@@ -71,10 +76,16 @@ def parse_refs(text: str) -> tuple[ZooRef, ...]:
 
 
 def format_ref(ref: ZooRef) -> str:
+    if ref.target.startswith(TORCHBENCH_PREFIX):
+        return ref.target
     return ref.name if BUILTIN_MODELS.get(ref.name) == ref.target else f"{ref.name}={ref.target}"
 
 
 def load_builder(ref: ZooRef) -> Callable[..., Any]:
+    if ref.target.startswith(TORCHBENCH_PREFIX):
+        from torch_bench.zoo import torchbench
+
+        return functools.partial(torchbench.load, ref.name)
     module_name, _, attr = ref.target.partition(":")
     builder = getattr(import_module(module_name), attr)
     if not callable(builder):
