@@ -9,7 +9,8 @@ def test_tiny_operation_is_timed_in_blocks():
     timing = measure(lambda: calls.append(1), TimingPolicy(warmup=2, max_time_s=0.5))
     assert timing.number > 100  # a block of one append would be mostly timer overhead
     assert len(timing.samples_ms) >= 10
-    assert all(0 < s < 0.01 for s in timing.samples_ms)
+    assert all(s > 0 for s in timing.samples_ms)
+    assert sorted(timing.samples_ms)[len(timing.samples_ms) // 2] < 0.01  # an append: < 10 us
     assert timing.threads >= 1
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from torch_bench.config import RunConfig
 from torch_bench.measure.environment import collect_environment
 from torch_bench.measure.isolation import run_isolated
+from torch_bench.measure.preflight import Preflight
 from torch_bench.provenance import ci_info, git_info
 from torch_bench.results.schema import Result, Run, new_run
 from torch_bench.suites import get_suite
@@ -61,11 +62,10 @@ def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]
     return extra
 
 
-def assemble_run(config: RunConfig, results: list[Result]) -> Run:
-    return new_run(
-        results,
-        git=git_info(),
-        ci={**ci_info(), **({"shard": config.shard} if config.shard else {})},
-        env=collect_environment(),
-        config=config.describe(),
-    )
+def assemble_run(config: RunConfig, results: list[Result],
+                 preflight: Preflight | None = None) -> Run:
+    env = collect_environment()
+    if preflight is not None:
+        env["preflight"] = preflight.to_dict()
+    ci = {**ci_info(), **({"shard": config.shard} if config.shard else {})}
+    return new_run(results, git=git_info(), ci=ci, env=env, config=config.describe())

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "torch_bench.cli.export",
     "torch_bench.cli.import_",
     "torch_bench.cli.env",
+    "torch_bench.cli.preflight",
 )
 
 EXIT_USAGE = 2

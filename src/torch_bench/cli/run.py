@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from torch_bench.cli.outputs import add_output_arguments, write_outputs
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.measure.preflight import Preflight, run_preflight
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases
 from torch_bench.suites import SUITE_MODULES, get_suite
@@ -51,6 +52,8 @@ def register(subparsers) -> None:
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
                         help="address space a case may add before allocations fail (oom)")
+    parser.add_argument("--no-preflight", dest="preflight", action="store_false",
+                        help="skip the pre-flight check of GPU and CPU state before measuring")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any case failed (skipped is not failed)")
     timing = parser.add_argument_group("timing")
@@ -111,12 +114,24 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not planned:
         console.print("[yellow]no case matches the selection; nothing to run[/]")
+    preflight = _preflight(console) if args.preflight else None
     results = _execute_with_progress(planned, config, console)
-    run = assemble_run(config, results)
+    run = assemble_run(config, results, preflight)
     Console().print(results_table(run.results))
     write_outputs(run, args, console)
     failures = [r for r in results if not r.ok and r.status != "skipped"]
     return 1 if args.strict and failures else 0
+
+
+def _preflight(console: Console) -> Preflight:
+    report = run_preflight()
+    for finding in report.findings:
+        if finding.severity != "ok":
+            console.print(f"[yellow]pre-flight {finding.severity}[/]: {finding.message}")
+    if not report.trusted:
+        console.print("[red]pre-flight failed: this run is recorded as untrusted (kept, but not "
+                      "used as a baseline or alerted on)[/]")
+    return report
 
 
 def _check_device(device: str) -> None:

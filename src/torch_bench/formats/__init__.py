@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from torch_bench.errors import UserError
-from torch_bench.formats import aipep, csv_hf, oss
+from torch_bench.formats import aipep, asv, csv_hf, oss, pytest_benchmark
 from torch_bench.results.schema import Result, Run
 
 Exporter = Callable[[Run], str]
@@ -24,6 +24,8 @@ EXPORTERS: dict[str, Exporter] = {
 IMPORTERS: dict[str, Importer] = {
     "oss": oss.import_oss,
     "aipep": aipep.import_aipep,
+    "pytest-benchmark": pytest_benchmark.import_pytest_benchmark,
+    "asv": asv.import_asv,
 }
 
 

@@ -1,5 +1,6 @@
 """The OSS format of PyTorch's fastrnns: one JSON object `{group: {name: value}}`, the value
-being the mean over samples. `json.dumps` with default separators, as fastrnns prints it."""
+being the mean over samples (the median where an imported result has no mean). `json.dumps`
+with default separators, as fastrnns prints it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from torch_bench.results.schema import Result, Run, measured
 def export_oss(run: Run) -> str:
     document: dict[str, dict[str, float]] = {}
     for result, group, name in flat_names(run.results):
-        document.setdefault(group, {})[name] = result.summary.mean
+        summary = result.summary
+        document.setdefault(group, {})[name] = summary.mean if summary.mean is not None \
+            else summary.median
     return json.dumps(document) + "\n"
 
 

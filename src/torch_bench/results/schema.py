@@ -180,6 +180,12 @@ class Run:
     def fingerprint(self) -> str | None:
         return self.env.get("fingerprint")
 
+    @property
+    def trusted(self) -> bool:
+        """False when the pre-flight check failed: keep the run, but never use it as a
+        baseline or alert on it."""
+        return bool((self.env.get("preflight") or {}).get("trusted", True))
+
     def with_results(self, results: Iterable[Result]) -> Run:
         return replace(self, results=tuple(results))
 

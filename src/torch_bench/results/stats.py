@@ -14,12 +14,13 @@ class Summary:
 
     n: int
     median: float
-    mean: float
-    std: float  # sample standard deviation (ddof=1); 0 for a single sample
+    # Fields below are None only for results imported from a tool that does not report them.
+    mean: float | None
+    std: float | None  # sample standard deviation (ddof=1); 0 for a single sample
     iqr: float  # 75th minus 25th percentile, linear interpolation
-    min: float
-    max: float
-    p90: float
+    min: float | None
+    max: float | None
+    p90: float | None
 
     def to_dict(self) -> dict[str, float | int]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}

@@ -1,0 +1,1 @@
+"""The GitHub Action: inputs from the environment, then the stages in order."""

@@ -1,0 +1,144 @@
+"""The Action's inputs, read once from the `TB_*` variables action.yml sets, validated, frozen.
+
+Errors name the input as the workflow author wrote it: `Invalid value for 'comment' input`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from torch_bench.errors import UserError
+
+RESULT_FORMATS = ("canonical", "oss", "aipep", "pytest-benchmark", "asv",
+                  "github-action-benchmark")
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return lowered == "true"
+
+
+def _tristate(text: str) -> str:
+    return _choice("auto", "true", "false")(text.lower())
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("expected a whole number >= 0")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("expected a number > 0")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise ValueError("expected a fraction such as 0.02")
+    return value
+
+
+def _device(text: str) -> str:
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
+        raise ValueError("expected cpu, cuda or cuda:N")
+    return text
+
+
+def _repository(text: str) -> str:
+    if text and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", text):
+        raise ValueError("expected owner/name")
+    return text
+
+
+def _branch(text: str) -> str:
+    if not text or text.startswith("-") or ".." in text or re.search(r"[\s~^:?*\[\\]", text):
+        raise ValueError("not a valid branch name")
+    return text
+
+
+def _folder(text: str) -> str:
+    parts = text.strip("/").split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise ValueError("expected a relative folder without '..'")
+    return "/".join(parts)
+
+
+def _text(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str  # as in action.yml
+    parse: Callable[[str], Any]
+    default: str
+
+    @property
+    def variable(self) -> str:
+        return "TB_" + self.name.upper().replace("-", "_")
+
+
+INPUTS: tuple[Input, ...] = (
+    Input("suites", _text, "rnns"),
+    Input("config", _text, ""),
+    Input("run-args", _text, ""),
+    Input("device", _device, "cuda"),
+    Input("total-partitions", lambda t: max(1, int(t)), "1"),
+    Input("partition-id", _non_negative_int, "0"),
+    Input("results-file", _text, ""),
+    Input("results-format", _choice(*RESULT_FORMATS), "canonical"),
+    Input("results-unit", _text, ""),
+    Input("data-branch", _branch, "gh-pages"),
+    Input("data-folder", _folder, "benchmarks"),
+    Input("data-repository", _repository, ""),
+    Input("push", _tristate, "auto"),
+    Input("build-site", _tristate, "auto"),
+    Input("comment", _choice("always", "on-regression", "never"), "always"),
+    Input("min-effect", _fraction, "0.02"),
+    Input("z-threshold", _positive_float, "3"),
+    Input("fail-on-regression", _bool, "false"),
+    Input("baseline", _text, "auto"),
+    Input("keep-runs", _non_negative_int, "0"),
+    Input("output-dir", _text, "torch-bench-output"),
+)
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    values: Mapping[str, Any]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+
+def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
+    values = {}
+    for spec in INPUTS:
+        raw = environ.get(spec.variable, "").strip() or spec.default
+        try:
+            values[spec.name] = spec.parse(raw)
+        except ValueError as exc:
+            raise UserError(f"Invalid value for '{spec.name}' input: {raw!r} ({exc})") from None
+    if values["partition-id"] >= values["total-partitions"]:
+        raise UserError(f"Invalid value for 'partition-id' input: {values['partition-id']} "
+                        f"(must be below total-partitions, {values['total-partitions']})")
+    return ActionInputs(values)

@@ -1,0 +1,181 @@
+"""Pre-flight checks before measuring: is this machine in a state whose numbers we can trust?
+
+On a GPU runner: other processes on the GPU, temperature near the slowdown threshold, a power
+limit below the board's default, and active throttle reasons. On any machine: other processes
+keeping the CPU busy. Readings (NVML, psutil) are taken by small functions; `evaluate` is pure.
+A failed check marks the run untrusted: it is kept, but never used as a baseline or alerted on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import psutil
+
+# NVML clock-event (throttle) reason bits that mean the GPU is being held back. Idle and
+# application-clock settings are not problems.
+THROTTLE_REASONS = {
+    0x0000000000000004: "sw_power_cap",
+    0x0000000000000008: "hw_slowdown",
+    0x0000000000000020: "sw_thermal_slowdown",
+    0x0000000000000040: "hw_thermal_slowdown",
+    0x0000000000000080: "hw_power_brake_slowdown",
+}
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    index: int
+    name: str
+    other_processes: tuple[int, ...] = ()
+    temperature_c: float | None = None
+    slowdown_temperature_c: float | None = None
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    power_limit_w: float | None = None
+    default_power_limit_w: float | None = None
+    throttle_reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    cores: int
+    busy_percent_others: float  # CPU used by other processes, percent of all cores
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    temperature_margin_c: float = 5.0  # fail within this many degrees of the slowdown point
+    power_limit_fraction: float = 0.99  # fail when capped below this share of the default
+    cpu_busy_percent: float = 25.0  # warn when others use more than this share of the CPU
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    severity: str  # "ok", "warn" or "fail"
+    message: str
+
+
+@dataclass(frozen=True)
+class Preflight:
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+    @property
+    def trusted(self) -> bool:
+        return all(f.severity != "fail" for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {"trusted": self.trusted, "findings": [asdict(f) for f in self.findings]}
+
+
+def evaluate_gpu(gpu: GpuReading, limits: Thresholds) -> list[Finding]:
+    where = f"GPU {gpu.index} ({gpu.name})"
+    findings = []
+    if gpu.other_processes:
+        pids = ", ".join(map(str, gpu.other_processes))
+        findings.append(Finding("gpu_processes", "fail",
+                                f"{where}: other processes use it: {pids}"))
+    else:
+        findings.append(Finding("gpu_processes", "ok", f"{where}: no other processes"))
+    if gpu.temperature_c is not None and gpu.slowdown_temperature_c is not None:
+        near = gpu.temperature_c >= gpu.slowdown_temperature_c - limits.temperature_margin_c
+        findings.append(Finding(
+            "temperature", "fail" if near else "ok",
+            f"{where}: {gpu.temperature_c:g} C (slowdown at {gpu.slowdown_temperature_c:g} C)"))
+    if gpu.power_limit_w and gpu.default_power_limit_w:
+        capped = gpu.power_limit_w < limits.power_limit_fraction * gpu.default_power_limit_w
+        findings.append(Finding(
+            "power_limit", "fail" if capped else "ok",
+            f"{where}: power limit {gpu.power_limit_w:g} W of default "
+            f"{gpu.default_power_limit_w:g} W"))
+    if gpu.throttle_reasons:
+        findings.append(Finding("throttling", "fail",
+                                f"{where}: throttled ({', '.join(gpu.throttle_reasons)})"))
+    if gpu.sm_clock_mhz and gpu.sm_clock_max_mhz:
+        findings.append(Finding(
+            "clocks", "ok",
+            f"{where}: SM clock {gpu.sm_clock_mhz:g} of {gpu.sm_clock_max_mhz:g} MHz "
+            "(low when idle; fix clocks for steadier numbers)"))
+    return findings
+
+
+def evaluate_cpu(cpu: CpuReading, limits: Thresholds) -> list[Finding]:
+    busy = cpu.busy_percent_others > limits.cpu_busy_percent
+    return [Finding(
+        "cpu_load", "warn" if busy else "ok",
+        f"other processes use {cpu.busy_percent_others:.0f}% of {cpu.cores} cores")]
+
+
+def evaluate(gpus: Sequence[GpuReading], cpu: CpuReading | None,
+             limits: Thresholds = Thresholds()) -> Preflight:
+    findings = [f for gpu in gpus for f in evaluate_gpu(gpu, limits)]
+    if cpu is not None:
+        findings.extend(evaluate_cpu(cpu, limits))
+    return Preflight(tuple(findings))
+
+
+def decode_throttle_reasons(mask: int) -> tuple[str, ...]:
+    return tuple(name for bit, name in THROTTLE_REASONS.items() if mask & bit)
+
+
+def read_cpu(interval_s: float = 0.5) -> CpuReading:
+    """CPU used by processes other than this one and its children, sampled over an interval."""
+    me = psutil.Process()
+    mine = [me, *me.children(recursive=True)]
+    before = sum(p.cpu_times().user + p.cpu_times().system for p in mine)
+    total = psutil.cpu_percent(interval=interval_s)
+    after = sum(p.cpu_times().user + p.cpu_times().system for p in mine)
+    cores = psutil.cpu_count() or 1
+    own_percent = 100.0 * (after - before) / (interval_s * cores)
+    return CpuReading(cores=cores, busy_percent_others=max(0.0, total - own_percent))
+
+
+def read_gpus(own_pids: Sequence[int] = ()) -> list[GpuReading]:  # pragma: no cover - needs GPU
+    """Readings of every NVIDIA GPU through NVML; empty when there is no driver."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return []
+    try:
+        return [_read_gpu(pynvml, i, set(own_pids)) for i in range(pynvml.nvmlDeviceGetCount())]
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _read_gpu(pynvml, index: int, own: set[int]) -> GpuReading:  # pragma: no cover - needs GPU
+    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def attempt(call, *args):
+        try:
+            return call(handle, *args)
+        except Exception:
+            return None
+
+    procs = (attempt(pynvml.nvmlDeviceGetComputeRunningProcesses) or []) + \
+        (attempt(pynvml.nvmlDeviceGetGraphicsRunningProcesses) or [])
+    reasons_call = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+        pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    power = attempt(pynvml.nvmlDeviceGetPowerManagementLimit)
+    default_power = attempt(pynvml.nvmlDeviceGetPowerManagementDefaultLimit)
+    name = pynvml.nvmlDeviceGetName(handle)
+    return GpuReading(
+        index=index,
+        name=name if isinstance(name, str) else name.decode(),
+        other_processes=tuple(sorted({p.pid for p in procs} - own)),
+        temperature_c=attempt(pynvml.nvmlDeviceGetTemperature, pynvml.NVML_TEMPERATURE_GPU),
+        slowdown_temperature_c=attempt(pynvml.nvmlDeviceGetTemperatureThreshold,
+                                       pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN),
+        sm_clock_mhz=attempt(pynvml.nvmlDeviceGetClockInfo, pynvml.NVML_CLOCK_SM),
+        sm_clock_max_mhz=attempt(pynvml.nvmlDeviceGetMaxClockInfo, pynvml.NVML_CLOCK_SM),
+        power_limit_w=power / 1000 if power else None,
+        default_power_limit_w=default_power / 1000 if default_power else None,
+        throttle_reasons=decode_throttle_reasons(attempt(reasons_call) or 0),
+    )
+
+
+def run_preflight(limits: Thresholds = Thresholds()) -> Preflight:
+    return evaluate(read_gpus(own_pids=[psutil.Process().pid]), read_cpu(), limits)

@@ -1,0 +1,116 @@
+"""action.yml, the workflows and the README agree with each other and pass the linters."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from torch_bench.action.inputs import INPUTS, read_inputs
+from torch_bench.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTION_FILES = sorted([ROOT / "action.yml", *ROOT.glob("*/action.yml")])
+WORKFLOWS = sorted([*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "examples").glob(
+    "*.yml")])
+BIN = Path(sys.executable).parent
+
+
+def action():
+    return yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def tool(name):
+    found = shutil.which(name, path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert found, f"{name} is not installed (it is in the test extras)"
+    return found
+
+
+def test_actionlint_passes_on_every_workflow():
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([tool("actionlint"), "-config-file", ".github/actionlint.yaml",
+                           *map(str, WORKFLOWS)], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_zizmor_passes_on_the_action_and_every_workflow():
+    done = subprocess.run([tool("zizmor"), "--offline", "--config", ".github/zizmor.yml",
+                           *map(str, ACTION_FILES), *map(str, WORKFLOWS)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def run_blocks(document):
+    """Every `run:` script in an action or workflow file."""
+    steps = list(document.get("runs", {}).get("steps", []))
+    for job in (document.get("jobs") or {}).values():
+        steps.extend(job.get("steps", []))
+    return [step["run"] for step in steps if "run" in step]
+
+
+@pytest.mark.parametrize("path", ACTION_FILES + WORKFLOWS, ids=lambda p: p.name)
+def test_no_expression_is_interpolated_into_a_script(path):
+    for script in run_blocks(yaml.safe_load(path.read_text())):
+        assert "${{" not in script, f"{path.name}: use env: instead of ${{{{ }}}} in run:"
+
+
+def test_every_input_reaches_the_script_through_its_variable():
+    meta = action()
+    declared = {name for name in meta["inputs"] if name != "github-token"}
+    assert declared == {spec.name for spec in INPUTS}
+    env = next(s["env"] for s in meta["runs"]["steps"] if s.get("id") == "bench")
+    for spec in INPUTS:
+        assert env[spec.variable] == f"${{{{ inputs.{spec.name} }}}}"
+        assert meta["inputs"][spec.name]["default"] == spec.default, spec.name
+    assert env["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
+
+
+def test_every_input_and_output_is_described():
+    meta = action()
+    for section in ("inputs", "outputs"):
+        for name, spec in meta[section].items():
+            assert len(spec.get("description", "")) > 15, f"{section}.{name}"
+    assert meta["branding"]["icon"] and meta["runs"]["using"] == "composite"
+
+
+def readme_table(header):
+    text = (ROOT / "README.md").read_text()
+    start = text.index(header)
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_readme_tables_agree_with_action_yml():
+    meta = action()
+    inputs = readme_table("| input | default | description |")
+    assert [r[0].strip("`") for r in inputs] == list(meta["inputs"])
+    for name, default, description in inputs:
+        spec = meta["inputs"][name.strip("`")]
+        assert default == (f"`{spec['default']}`" if spec["default"] else "(empty)"), name
+        assert description == spec["description"], name
+    outputs = readme_table("| output | description |")
+    assert {r[0].strip("`"): r[1] for r in outputs} == {
+        k: v["description"] for k, v in meta["outputs"].items()}
+
+
+def test_bad_inputs_are_named_as_the_workflow_wrote_them():
+    assert read_inputs({})["device"] == "cuda"
+    for variable, value, message in [
+        ("TB_COMMENT", "sometimes", "Invalid value for 'comment' input: 'sometimes'"),
+        ("TB_DEVICE", "tpu", "Invalid value for 'device' input"),
+        ("TB_MIN_EFFECT", "5", "Invalid value for 'min-effect' input"),
+        ("TB_DATA_FOLDER", "../up", "Invalid value for 'data-folder' input"),
+        ("TB_DATA_BRANCH", "a..b", "Invalid value for 'data-branch' input"),
+        ("TB_PARTITION_ID", "4", "Invalid value for 'partition-id' input"),
+    ]:
+        with pytest.raises(UserError, match=re.escape(message)):
+            read_inputs({variable: value})
