@@ -55,3 +55,9 @@ def test_partitioning_does_not_depend_on_the_listing_order():
 def test_bad_selection_flags(flags, message):
     with pytest.raises(UserError, match=re.escape(message)):
         build_run_config(suites=["compile"], **flags)
+
+
+def test_partition_of_is_round_robin_over_sorted_names():
+    from torch_bench.config import partition_of
+
+    assert partition_of(["c", "a", "b", "a", "d"], 2) == {"a": 0, "b": 1, "c": 0, "d": 1}

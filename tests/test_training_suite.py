@@ -71,3 +71,13 @@ def test_hugging_face_datasets_need_the_package():
             textdata.parse_dataset("hf:imdb")
     with pytest.raises(ValueError, match="expected synthetic or hf:NAME"):
         textdata.parse_dataset("imdb")
+
+
+def test_a_backend_that_fails_is_reported_with_the_native_results_kept():
+    results = SUITE.run_case(plan(backend="no_such_backend", epochs=1, samples=16), CTX)
+    statuses = {(r.metric, r.params.get("runtime")): r.status for r in results}
+    assert statuses == {("loss", "native"): "ok", ("epoch_time", "native"): "ok",
+                        ("loss", "compiled"): "fail_to_run",
+                        ("epoch_time", "compiled"): "fail_to_run",
+                        ("loss_ratio", None): "fail_to_run"}
+    assert "compiled training:" in results[-1].error and "no_such_backend" in results[-1].error

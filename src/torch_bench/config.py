@@ -62,14 +62,6 @@ class RunConfig:
         return f"{self.partition_id}/{self.total_partitions}" if self.total_partitions > 1 \
             else None
 
-    def in_shard(self, case: CaseSpec, keys: list[str]) -> bool:
-        """Whether `case` belongs to this partition. `keys` are the `suite/case` labels of every
-        selected case: sorted and deduplicated, the k-th goes to partition k mod n, so all the
-        cases of one model share a partition and every model lands in exactly one."""
-        ordered = sorted(set(keys))
-        return ordered.index(f"{case.suite}/{case.name}") % self.total_partitions \
-            == self.partition_id
-
     def describe(self) -> dict[str, Any]:
         return {
             "suites": list(self.suites),
@@ -83,6 +75,13 @@ class RunConfig:
             "isolation": asdict(self.isolation),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
         }
+
+
+def partition_of(keys: list[str], total: int) -> dict[str, int]:
+    """Each key's partition: the distinct keys sorted, the k-th goes to partition k mod
+    `total`. All the cases of one model share a partition, every model lands in exactly one,
+    and the assignment depends only on the set of names, not on their order or a hash seed."""
+    return {key: index % total for index, key in enumerate(sorted(set(keys)))}
 
 
 def _plain(value: Any) -> Any:

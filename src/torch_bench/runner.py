@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from torch_bench.config import RunConfig
+from torch_bench.config import RunConfig, partition_of
 from torch_bench.measure.environment import collect_environment
 from torch_bench.measure.isolation import run_isolated
 from torch_bench.measure.preflight import Preflight
@@ -30,8 +30,10 @@ def plan_cases(config: RunConfig) -> list[PlannedCase]:
             if config.selects(case):
                 planned.append(PlannedCase(ref, case))
     if config.total_partitions > 1:
-        keys = [f"{p.case.suite}/{p.case.name}" for p in planned]
-        planned = [p for p in planned if config.in_shard(p.case, keys)]
+        owner = partition_of([f"{p.case.suite}/{p.case.name}" for p in planned],
+                             config.total_partitions)
+        planned = [p for p in planned
+                   if owner[f"{p.case.suite}/{p.case.name}"] == config.partition_id]
     return planned
 
 

@@ -245,7 +245,8 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
                extra={"first_compiled_call_ms": first_call_ms, "eager_call_ms": eager_ms}),
         result("peak_memory", [eager_mem], "eager", memory_extra),
         result("peak_memory", [compiled_mem], "compiled", memory_extra),
-        result("memory_ratio", [compiled_mem / eager_mem], extra=memory_extra),
+        *([result("memory_ratio", [compiled_mem / eager_mem], extra=memory_extra)]
+          if eager_mem > 0 else []),
     ]
     results += [result(metric, [value]) for metric, value in counts.items()]
     return results

@@ -154,20 +154,26 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         optimizer.load_state_dict(copy.deepcopy(optimizer_state))
         return model, optimizer
 
-    native = train(*fresh(), data, eval_data, p, ctx.device)
-    results = _run_results(case, native, "native", "eager", capturable)
-    try:
-        compiled = train(*fresh(), data, eval_data, p, ctx.device,
-                         compiler(p["backend"], p["compile_mode"]))
-    except Exception as exc:
-        message = f"compiled training: {type(exc).__name__}: {exc}"
-        params = {**p, "runtime": "compiled"}
-        return results + [failed(case.suite, case.name, m, Status.FAIL_TO_RUN.value, message,
-                                 params=params) for m in ("loss", "epoch_time")] + [
-            failed(case.suite, case.name, "loss_ratio", Status.FAIL_TO_RUN.value, message,
-                   params=p)]
-    results += _run_results(case, compiled, "compiled", p["backend"], capturable)
-    return results + [parity(case, native, compiled, case.options["loss_tolerance"])]
+    results: list[Result] = []
+    runs = {}
+    for runtime, backend, compile_fn in (
+            ("native", "eager", None),
+            ("compiled", p["backend"], compiler(p["backend"], p["compile_mode"]))):
+        try:
+            runs[runtime] = train(*fresh(), data, eval_data, p, ctx.device, compile_fn)
+        except Exception as exc:
+            from torch_bench.measure.memory import is_out_of_memory
+
+            status = Status.OOM.value if is_out_of_memory(exc) else Status.FAIL_TO_RUN.value
+            message = f"{runtime} training: {type(exc).__name__}: {exc}"
+            params = {**p, "runtime": runtime, "backend": backend}
+            return results + [
+                failed(case.suite, case.name, m, status, message, params=params)
+                for m in ("loss", "epoch_time")] + [
+                failed(case.suite, case.name, "loss_ratio", status, message, params=p)]
+        results += _run_results(case, runs[runtime], runtime, backend, capturable)
+    return results + [parity(case, runs["native"], runs["compiled"],
+                             case.options["loss_tolerance"])]
 
 
 def _run_results(case: CaseSpec, run: TrainingRun, runtime: str, backend: str,
@@ -194,8 +200,9 @@ def parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
     """The verdict: compiled final loss <= native final loss * (1 + tolerance)."""
     native_final, compiled_final = native.epoch_losses[-1], compiled.epoch_losses[-1]
     ok = compiled_final <= native_final * (1 + tolerance)
+    ratio = compiled_final / max(native_final, 1e-12)
     result = measured(
-        case.suite, case.name, "loss_ratio", [compiled_final / native_final], params=case.params,
+        case.suite, case.name, "loss_ratio", [ratio], params=case.params,
         status=Status.PASS.value if ok else Status.FAIL_ACCURACY.value,
         extra={"native_final_loss": native_final, "compiled_final_loss": compiled_final,
                "loss_tolerance": tolerance,
