@@ -51,12 +51,13 @@ def _map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
 
 
 def place(example: Example, device: str, dtype: torch.dtype) -> Example:
-    """The example on `device`, its floating-point weights and inputs in `dtype`."""
+    """A copy of the example on `device`, its floating-point weights and inputs in `dtype`
+    (the given example is left as it was)."""
 
     def move(t: torch.Tensor) -> torch.Tensor:
         return t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype)
 
-    model = example.model.to(device=device, dtype=dtype)
+    model = copy.deepcopy(example.model).to(device=device, dtype=dtype)
     return Example(model, _map_tensors(example.args, move), _map_tensors(example.kwargs, move))
 
 
