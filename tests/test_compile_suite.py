@@ -40,7 +40,8 @@ def test_a_passing_model_reports_every_measurement():
     assert results["graph_count", None].summary.median == 1
     assert results["graph_breaks", None].summary.median == 0
     assert results["compile_time", None].summary.median > 0
-    assert results["memory_ratio", None].extra["method"] == "process_rss_sampled"
+    assert results["memory_ratio", None].extra["method"] == "cpu_allocations_profiled"
+    assert results["peak_memory", "eager"].summary.median > 0
 
 
 def test_training_mode_compares_loss_and_gradients_and_passes():

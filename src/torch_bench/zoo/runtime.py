@@ -215,10 +215,15 @@ class _RssSampler:
 
 
 def peak_memory(fn: Callable[[], Any], device: str, calls: int = 3) -> tuple[float, str]:
-    """Peak memory (MB) while `fn` runs `calls` times, and how it was taken: the CUDA
-    allocator's peak on GPU; on CPU the process's resident set size sampled every
-    millisecond, which includes the interpreter, torch and compiler state (a process-level
-    figure, not the model's own)."""
+    """Peak memory (MB) while `fn` runs `calls` times, and how it was taken.
+
+    - GPU: the CUDA caching allocator's peak allocated memory (`cuda_allocator_peak`).
+    - CPU: the peak of the bytes torch's CPU allocator handed out during the calls, above
+      what was live before them, from the profiler's allocation events
+      (`cpu_allocations_profiled`); where the profiler does not expose them, the process's
+      resident set size sampled every millisecond (`process_rss_sampled`), a process-level
+      figure including the interpreter, torch and compiler state.
+    """
     if device.startswith("cuda"):
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
@@ -226,7 +231,32 @@ def peak_memory(fn: Callable[[], Any], device: str, calls: int = 3) -> tuple[flo
             fn()
         torch.cuda.synchronize(device)
         return torch.cuda.max_memory_allocated(device) / MB, "cuda_allocator_peak"
+    peak = _profiled_cpu_peak_bytes(fn, calls)
+    if peak is not None:
+        return peak / MB, "cpu_allocations_profiled"
     with _RssSampler() as sampler:
         for _ in range(calls):
             fn()
     return sampler.peak / MB, "process_rss_sampled"
+
+
+def _profiled_cpu_peak_bytes(fn: Callable[[], Any], calls: int) -> int | None:
+    """The running total of CPU allocations and frees recorded by the profiler, at its
+    highest; None when this torch's profiler does not give the events."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            for _ in range(calls):
+                fn()
+        events = [(e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                  if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
+    except Exception:
+        return None
+    if not events:
+        return None
+    total = peak = 0
+    for _, nbytes in sorted(events):
+        total += nbytes
+        peak = max(peak, total)
+    return peak
