@@ -36,7 +36,7 @@ def test_native_and_compiled_train_from_the_same_start_and_agree():
 
 def fake_run(*epoch_losses):
     return TrainingRun(tuple(epoch_losses), tuple(epoch_losses), (1.0,) * len(epoch_losses),
-                       None, {})
+                       None)
 
 
 def test_parity_rule_compares_the_final_epoch_within_the_tolerance():

@@ -76,7 +76,6 @@ class TrainingRun:
     epoch_losses: tuple[float, ...]  # mean per epoch
     epoch_times_ms: tuple[float, ...]
     accuracy: float | None
-    extra: Mapping[str, Any]
 
 
 def make_optimizer(name: str, parameters, lr: float, device: str):
@@ -97,6 +96,7 @@ def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
           compile_fn=None) -> TrainingRun:
     import torch
 
+    torch.manual_seed(SEED)  # the same random stream (dropout, if any) for both runs
     call = compile_fn(model) if compile_fn else model
     tokens, labels = data.tokens.to(device), data.labels.to(device)
     order_gen = torch.Generator().manual_seed(SEED)
@@ -125,7 +125,7 @@ def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
         with torch.no_grad():
             predicted = call(eval_data.tokens.to(device)).argmax(dim=1).cpu()
         accuracy = float((predicted == eval_data.labels).float().mean())
-    return TrainingRun(tuple(losses), tuple(epoch_losses), tuple(epoch_times), accuracy, {})
+    return TrainingRun(tuple(losses), tuple(epoch_losses), tuple(epoch_times), accuracy)
 
 
 def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
