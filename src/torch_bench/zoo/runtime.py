@@ -129,6 +129,17 @@ def compiler(backend: str, mode: str | None) -> Callable[[Any], Any]:
     return compile_model
 
 
+def match_eager_randomness() -> bool:
+    """Make inductor draw random numbers (dropout) as eager does, so that a training step can
+    be compared with eager; returns whether the setting exists in this torch."""
+    try:
+        import torch._inductor.config as inductor_config
+    except ImportError:
+        return False
+    inductor_config.fallback_random = True
+    return True
+
+
 def reset_dynamo() -> None:
     import torch._dynamo
 
