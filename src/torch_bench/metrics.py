@@ -78,7 +78,11 @@ METRICS: dict[str, Metric] = {
                "final training loss, compiled / native"),
         Metric("graph_count", "count", Direction.LOWER, "graphs compiled"),
         Metric("graph_breaks", "count", Direction.LOWER, "graph breaks"),
-        Metric("value", "1", Direction.LOWER, "a unit-less figure another tool tracked"),
+        # generic rows for results imported from tools that only say "bigger/smaller is better"
+        Metric("op_throughput", "items/s", Direction.HIGHER, "operations (iterations) per second"),
+        Metric("memory", "MB", Direction.LOWER, "memory (imported; kind of memory unknown)"),
+        Metric("value", "1", Direction.LOWER, "an imported value, lower is better"),
+        Metric("score", "1", Direction.HIGHER, "an imported value, higher is better"),
     )
 }
 

@@ -16,6 +16,11 @@ COMMAND_MODULES = (
     "torch_bench.cli.import_",
     "torch_bench.cli.env",
     "torch_bench.cli.preflight",
+    "torch_bench.cli.compare",
+    "torch_bench.cli.comment",
+    "torch_bench.cli.ab",
+    "torch_bench.cli.store",
+    "torch_bench.cli.data",
 )
 
 EXIT_USAGE = 2

@@ -3,6 +3,7 @@
     <data>/runs/<YYYY>/<MM>/<run_id>.json          canonical run document, never rewritten
     <data>/exports/<YYYY>/<MM>/<run_id>.oss.json   OSS export of that run
     <data>/exports/<YYYY>/<MM>/<run_id>.aipep.txt  AI-PEP export of that run
+    <data>/archive/<YYYY>/<MM>-<digest>.json.gz    runs folded by `torch-bench data compact`
 
 Every run adds new files only, so writers on different runners never touch the same path.
 The dashboard's JavaScript does not read these paths; it reads the site's own data files.
@@ -16,6 +17,7 @@ from torch_bench.results.schema import Run
 
 RUNS_DIR = "runs"
 EXPORTS_DIR = "exports"
+ARCHIVE_DIR = "archive"
 
 
 def _month(run: Run) -> PurePosixPath:
@@ -35,3 +37,18 @@ def export_paths(run: Run) -> dict[str, PurePosixPath]:
 def run_files(root: Path) -> list[Path]:
     """All run documents under a data folder, in a stable order."""
     return sorted((root / RUNS_DIR).glob("*/*/*.json"))
+
+
+def archive_files(root: Path) -> list[Path]:
+    """All archive files (compacted runs) under a data folder, in a stable order."""
+    return sorted((root / ARCHIVE_DIR).glob("*/*.json.gz"))
+
+
+def month_of(run: Run) -> str:
+    """`YYYY/MM` of the run, the unit of compaction."""
+    return str(_month(run))
+
+
+def archive_path(month: str, digest: str) -> PurePosixPath:
+    year, mon = month.split("/")
+    return PurePosixPath(ARCHIVE_DIR, year, f"{mon}-{digest}.json.gz")

@@ -1,5 +1,6 @@
-"""Reading the history: every run in a data folder, filtered, with bad files reported by
-name and skipped (a corrupt file never stops the dashboard or a comparison)."""
+"""Reading the history: every run in a data folder (run files and the archives `data compact`
+writes), filtered, with bad files reported by name and skipped (a corrupt file never stops the
+dashboard or a comparison). A run found twice (re-stored after it was compacted) counts once."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torch_bench.errors import UserError
-from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
-from torch_bench.store.layout import run_files
+from torch_bench.store.scan import scan_folder
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,15 @@ def load_history(root: str | os.PathLike, where: RunFilter = RunFilter()) -> His
     folder = Path(root)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such data folder")
-    runs, problems = [], []
-    for path in run_files(folder):
-        try:
-            run = load_run(path)
-        except UserError as exc:
-            problems.append(str(exc))
+    scan = scan_folder(folder)
+    runs, seen = [], set()
+    for stored in scan.stored:
+        if stored.run.run_id in seen:
             continue
-        if where.accepts(run):
-            runs.append(run)
-    return History(tuple(sort_runs(runs)), tuple(problems))
+        seen.add(stored.run.run_id)
+        if where.accepts(stored.run):
+            runs.append(stored.run)
+    return History(tuple(sort_runs(runs)), scan.problems)
 
 
 def sort_runs(runs: Iterable[Run]) -> list[Run]:

@@ -1,0 +1,282 @@
+"""Verdicts on every benchmark of a PR against its baseline.
+
+Kinds: regression, improvement, unchanged, inconclusive (too noisy to say), new, removed,
+newly failing (a success status -- ok or pass -- became a failure such as error, oom,
+timeout or fail_accuracy), fixed (the reverse), and not comparable (the environments'
+fingerprints differ; `environment_difference` says which versions differ).
+
+Several runs a side are pooled per benchmark; `rule.assess` decides between regression,
+improvement, unchanged and inconclusive.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent
+from torch_bench.analyze.rule import DEFAULT_POLICY, Assessment, Outcome, RulePolicy, assess
+from torch_bench.measure.environment import FINGERPRINT_FIELDS
+from torch_bench.metrics import Direction
+from torch_bench.results.schema import SUCCESS_STATUSES, Result, Run, Status
+
+
+class Kind(str, Enum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+    NEW = "new"
+    REMOVED = "removed"
+    NEWLY_FAILING = "newly_failing"
+    FIXED = "fixed"
+    NOT_COMPARABLE = "not_comparable"
+
+
+# Display order and labels, regressions first.
+KIND_LABELS: dict[Kind, str] = {
+    Kind.REGRESSION: "regression",
+    Kind.NEWLY_FAILING: "newly failing",
+    Kind.IMPROVEMENT: "improvement",
+    Kind.FIXED: "fixed",
+    Kind.INCONCLUSIVE: "inconclusive",
+    Kind.NOT_COMPARABLE: "not comparable",
+    Kind.NEW: "new",
+    Kind.REMOVED: "removed",
+    Kind.UNCHANGED: "unchanged",
+}
+
+OUTCOME_KINDS = {Outcome.WORSE: Kind.REGRESSION, Outcome.BETTER: Kind.IMPROVEMENT,
+                 Outcome.SAME: Kind.UNCHANGED, Outcome.UNSURE: Kind.INCONCLUSIVE}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    benchmark_id: str
+    suite: str
+    name: str
+    params: Mapping[str, Any]
+    metric: str
+    unit: str
+    direction: str
+    kind: Kind
+    assessment: Assessment | None = None
+    base_status: str | None = None
+    head_status: str | None = None
+    note: str | None = None
+    confirmed: bool | None = None  # None: no re-run; True/False: outcome of the re-run
+
+    @property
+    def low_confidence(self) -> bool:
+        return bool(self.assessment and self.assessment.low_confidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.assessment
+        return {
+            "benchmark_id": self.benchmark_id,
+            "suite": self.suite,
+            "name": self.name,
+            "params": dict(self.params),
+            "metric": self.metric,
+            "unit": self.unit,
+            "direction": self.direction,
+            "verdict": self.kind.value,
+            "base_status": self.base_status,
+            "head_status": self.head_status,
+            "base_median": a.base_median if a else None,
+            "head_median": a.head_median if a else None,
+            "ratio": a.ratio if a else None,
+            "p_value": a.p_value if a else None,
+            "z": a.z if a else None,
+            "noise": a.noise if a else None,
+            "history_runs": a.history_runs if a else None,
+            "min_effect": a.min_effect if a else None,
+            "low_confidence": self.low_confidence,
+            "confirmed": self.confirmed,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class EnvDifference:
+    field: str
+    base: Any
+    head: Any
+
+
+@dataclass(frozen=True)
+class Comparison:
+    verdicts: tuple[Verdict, ...]
+    environment: tuple[EnvDifference, ...] = ()
+    base_runs: tuple[Run, ...] = ()
+    head_runs: tuple[Run, ...] = ()
+    baseline_note: str = ""
+    z_threshold: float = 3.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def counts(self) -> dict[Kind, int]:
+        found = Counter(v.kind for v in self.verdicts)
+        return {kind: found.get(kind, 0) for kind in KIND_LABELS}
+
+    def of_kind(self, *kinds: Kind) -> list[Verdict]:
+        return [v for v in self.verdicts if v.kind in kinds]
+
+    @property
+    def has_regression(self) -> bool:
+        return any(v.kind in (Kind.REGRESSION, Kind.NEWLY_FAILING) for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable verdicts (`torch-bench compare --json`)."""
+        return {
+            "counts": {kind.value: count for kind, count in self.counts().items()},
+            "z_threshold": self.z_threshold,
+            "baseline": self.baseline_note,
+            "base_runs": [run.run_id for run in self.base_runs],
+            "head_runs": [run.run_id for run in self.head_runs],
+            "environment_difference": [
+                {"field": d.field, "base": d.base, "head": d.head} for d in self.environment],
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        }
+
+
+def environment_difference(base: Sequence[Run], head: Sequence[Run]) -> list[EnvDifference]:
+    """Fields of the fingerprint whose values differ between the two sides' first runs."""
+    if not base or not head or base[0].fingerprint == head[0].fingerprint:
+        return []
+    b, h = base[0].env, head[0].env
+    return [EnvDifference(name, b.get(name), h.get(name)) for name in FINGERPRINT_FIELDS
+            if b.get(name) != h.get(name)]
+
+
+def results_by_id(runs: Iterable[Run]) -> dict[str, list[Result]]:
+    found: dict[str, list[Result]] = defaultdict(list)
+    for run in runs:
+        for result in run.results:
+            found[result.benchmark_id].append(result)
+    return found
+
+
+def history_medians(history: Iterable[Run], window: int = HISTORY_WINDOW) -> dict[str, list[float]]:
+    """Per benchmark, the per-run medians of the successful results, oldest first, last
+    `window` runs."""
+    series: dict[str, list[float]] = defaultdict(list)
+    for run in history:
+        for result in run.results:
+            if result.ok and result.summary is not None:
+                series[result.benchmark_id].append(result.summary.median)
+    return {key: recent(values, window) for key, values in series.items()}
+
+
+def compare_runs(
+    base: Sequence[Run],
+    head: Sequence[Run],
+    history: Sequence[Run] = (),
+    *,
+    policy: RulePolicy = DEFAULT_POLICY,
+    ignore_environment: bool = False,
+    baseline_note: str = "",
+    noise: Mapping[str, NoiseEstimate] | None = None,
+) -> Comparison:
+    """Verdicts for every benchmark present on either side. The run-to-run noise comes from
+    `history` (base-branch runs, oldest first), or from `noise` per benchmark id when given
+    (A/B mode learns it from its own rounds)."""
+    env_diff = environment_difference(base, head)
+    comparable = ignore_environment or not env_diff
+    base_ids, head_ids = results_by_id(base), results_by_id(head)
+    medians = history_medians(history)
+    both_ok = [key for key in head_ids if key in base_ids
+               and _any_ok(base_ids[key]) and _any_ok(head_ids[key])]
+    z_threshold = policy.z_for(len(both_ok))
+    verdicts = []
+    for key in sorted(set(base_ids) | set(head_ids)):
+        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []))
+        verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
+                                 learned, policy, z_threshold, comparable))
+    return Comparison(tuple(verdicts), tuple(env_diff), tuple(base), tuple(head),
+                      baseline_note, z_threshold)
+
+
+def _any_ok(results: Sequence[Result]) -> bool:
+    return any(r.ok and r.samples for r in results)
+
+
+def _status(results: Sequence[Result]) -> str | None:
+    if not results:
+        return None
+    ok = [r.status for r in results if r.status in SUCCESS_STATUSES]
+    return ok[0] if ok else results[-1].status
+
+
+def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstimate,
+             policy: RulePolicy, z_threshold: float, comparable: bool) -> Verdict:
+    first = (head or base)[0]
+    make = _maker(key, first, _status(base), _status(head))
+    if not base:
+        return make(Kind.NEW)
+    if not head:
+        return make(Kind.REMOVED)
+    skipped = Status.SKIPPED.value
+    if _status(base) == skipped or _status(head) == skipped:
+        return make(Kind.INCONCLUSIVE, note="skipped on one side")
+    base_ok, head_ok = _any_ok(base), _any_ok(head)
+    if base_ok and not head_ok:
+        return make(Kind.NEWLY_FAILING, note=next((r.error for r in head if r.error), None))
+    if head_ok and not base_ok:
+        return make(Kind.FIXED)
+    if not base_ok:
+        return make(Kind.UNCHANGED, note="failing on both sides")
+    base_samples = [r.samples for r in base if r.ok and r.samples]
+    head_samples = [r.samples for r in head if r.ok and r.samples]
+    assessment = assess(base_samples, head_samples, noise,
+                        lower_is_better=first.direction == Direction.LOWER.value,
+                        policy=policy, min_effect=policy.effect_for(first.suite, first.metric),
+                        z_threshold=z_threshold)
+    if not comparable:
+        return make(Kind.NOT_COMPARABLE, assessment=assessment, note="environment differs")
+    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment)
+
+
+def _maker(key: str, result: Result, base_status: str | None, head_status: str | None):
+    def make(kind: Kind, **fields: Any) -> Verdict:
+        return Verdict(key, result.suite, result.name, dict(result.params), result.metric,
+                       result.unit, result.direction, kind, base_status=base_status,
+                       head_status=head_status, **fields)
+
+    return make
+
+
+def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
+                        policy: RulePolicy = DEFAULT_POLICY,
+                        rerun_base: Sequence[Run] = ()) -> Comparison:
+    """Re-assess each regression against fresh head runs of only the flagged benchmarks
+    (and fresh base runs, when the re-run measured the base too, as A/B mode does).
+
+    A regression the re-run confirms keeps its verdict with `confirmed=True`; one the re-run
+    does not confirm becomes inconclusive with `confirmed=False`. Other verdicts are kept.
+    """
+    fresh = results_by_id(rerun)
+    base = results_by_id(rerun_base or comparison.base_runs)
+    updated = []
+    for verdict in comparison.verdicts:
+        samples = [r.samples for r in fresh.get(verdict.benchmark_id, []) if r.ok and r.samples]
+        base_samples = [r.samples for r in base.get(verdict.benchmark_id, [])
+                        if r.ok and r.samples]
+        if verdict.kind is not Kind.REGRESSION or not samples or not base_samples:
+            updated.append(verdict)
+            continue
+        first = verdict.assessment
+        noise = NoiseEstimate(first.noise, first.history_runs) if first else NoiseEstimate(None, 0)
+        again = assess(base_samples, samples, noise,
+                       lower_is_better=verdict.direction == Direction.LOWER.value,
+                       policy=policy, min_effect=first.min_effect if first else None,
+                       z_threshold=comparison.z_threshold)
+        confirmed = again.outcome is Outcome.WORSE
+        updated.append(replace(
+            verdict, confirmed=confirmed,
+            kind=Kind.REGRESSION if confirmed else Kind.INCONCLUSIVE,
+            note=None if confirmed else "not confirmed by the re-run"))
+    return replace(comparison, verdicts=tuple(updated))
+

@@ -1,0 +1,220 @@
+"""`torch-bench compare BASE HEAD`: verdicts on every benchmark, as a report in the terminal
+and, when asked, as Markdown, JSON, a job summary, annotations, step outputs, fork-PR files
+and an exit status."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from torch_bench.analyze import git
+from torch_bench.analyze.baseline import Baseline, choose_baseline, explicit, noise_history
+from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
+from torch_bench.errors import UserError
+from torch_bench.fileio import write_json_atomic, write_text_atomic
+from torch_bench.report import actions
+from torch_bench.report.markdown import ReportContext, format_report
+from torch_bench.results.document import load_run
+from torch_bench.results.schema import Run
+from torch_bench.store.reader import RunFilter, load_history
+
+EXIT_REGRESSION = 1
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare results with a baseline and report verdicts",
+        description="Compare HEAD results with BASE results benchmark by benchmark and print "
+                    "a report. BASE and HEAD are run documents or folders of them (several "
+                    "runs a side are pooled); BASE may be 'auto' to pick the baseline from "
+                    "--history: the base branch's runs at the merge-base or its nearest "
+                    "ancestor with results, else the latest base-branch runs, always on the "
+                    "head's environment fingerprint.",
+        epilog="example: torch-bench compare auto results.json --history data "
+               "--markdown report.md --fail-on-regression",
+    )
+    parser.add_argument("base", metavar="BASE", help="run file, folder of run files, or 'auto'")
+    parser.add_argument("head", metavar="HEAD", help="run file or folder of run files")
+    add_rule_arguments(parser)
+    parser.add_argument("--history", metavar="DATA_FOLDER",
+                        help="data folder: base-branch runs teach the run-to-run noise")
+    parser.add_argument("--base-branch", metavar="NAME",
+                        help="branch the baseline and history come from (default: the head "
+                             "run's PR base branch, else main)")
+    parser.add_argument("--repo-dir", default=".", metavar="DIR",
+                        help="git checkout for finding the merge-base (default .)")
+    parser.add_argument("--rerun-command", metavar="CMD",
+                        help="command that re-runs only the flagged benchmarks to confirm them: "
+                             "it gets TORCH_BENCH_RERUN_FILTER (a --filter regex) and "
+                             "TORCH_BENCH_RERUN_OUT (where to write the run document)")
+    add_report_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    rule = parser.add_argument_group("rule")
+    rule.add_argument("--min-effect", type=float, default=0.02, metavar="FRACTION",
+                      help="smallest change called a regression (default 0.02 = 2%%)")
+    rule.add_argument("--min-effect-for", action="append", default=[], metavar="KEY=FRACTION",
+                      help="minimum effect for a suite, metric or suite:metric (repeatable)")
+    rule.add_argument("--z", type=float, default=3.0, help="z threshold (default 3)")
+    rule.add_argument("--large-suite-size", type=int, default=50, metavar="N",
+                      help="above N compared benchmarks use --large-suite-z (default 50)")
+    rule.add_argument("--large-suite-z", type=float, default=4.0, metavar="Z",
+                      help="stricter z for large suites (default 4)")
+    rule.add_argument("--ignore-environment", action="store_true",
+                      help="compare even when the environment fingerprints differ")
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    out = parser.add_argument_group("report")
+    out.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
+    out.add_argument("--json", metavar="FILE", help="write the verdicts as JSON here")
+    out.add_argument("--config-name", default="default", metavar="NAME",
+                     help="configuration this report is about (one PR comment per name)")
+    out.add_argument("--title", default="torch-bench", help="report heading")
+    out.add_argument("--dashboard-link", metavar="URL",
+                     help="link template for a benchmark's dashboard page; {id} is replaced")
+    out.add_argument("--fork-dir", metavar="DIR",
+                     help="also write report.md and pr-number.txt here, for a workflow_run "
+                          "workflow to post (fork PRs)")
+    out.add_argument("--pr", type=int, metavar="N", help="PR number (default: from the run)")
+    out.add_argument("--no-github", action="store_true",
+                     help="write no job summary, annotations or step outputs")
+    out.add_argument("--fail-on-regression", action="store_true",
+                     help="exit with status 1 when a benchmark regressed or newly fails")
+
+
+def policy_from(args: argparse.Namespace) -> RulePolicy:
+    overrides = {}
+    for item in args.min_effect_for:
+        key, sep, value = item.partition("=")
+        try:
+            overrides[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not key.strip():
+            raise UserError(f"--min-effect-for: expected KEY=FRACTION, got {item!r}")
+    for name, value in (("--min-effect", args.min_effect), *(
+            (f"--min-effect-for {k}", v) for k, v in overrides.items())):
+        if not 0 <= value < 10:
+            raise UserError(f"{name}: {value} is not a fraction such as 0.02")
+    return RulePolicy(z=args.z, min_effect=args.min_effect, min_effect_for=overrides,
+                      large_suite_size=args.large_suite_size, large_suite_z=args.large_suite_z)
+
+
+def load_runs(path: str, what: str) -> list[Run]:
+    target = Path(path)
+    if target.is_dir():
+        files = sorted(target.rglob("*.json"))
+        if not files:
+            raise UserError(f"{what}: {path}: no run documents (*.json) in this folder")
+        runs = [load_run(f) for f in files]
+    elif target.exists():
+        runs = [load_run(target)]
+    else:
+        raise UserError(f"{what}: {path}: no such file or folder")
+    return sorted(runs, key=lambda r: (r.created_at, r.run_id))
+
+
+def handle(args: argparse.Namespace) -> int:
+    policy = policy_from(args)
+    head = load_runs(args.head, "HEAD")
+    base_branch = args.base_branch or head[0].git.get("base_branch") or "main"
+    history = load_history(args.history, RunFilter(fingerprint=head[0].fingerprint)).runs \
+        if args.history else ()
+    baseline = resolve_baseline(args, head, history, base_branch)
+    comparison = compare_runs(baseline.runs, head, noise_history(
+        history, head, base_branch, baseline), policy=policy,
+        ignore_environment=args.ignore_environment, baseline_note=baseline.how)
+    if args.rerun_command and comparison.of_kind(Kind.REGRESSION):
+        comparison = confirm_regressions(comparison, rerun_flagged(args.rerun_command,
+                                                                   comparison), policy)
+    return emit(comparison, args, head)
+
+
+def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
+                     base_branch: str) -> Baseline:
+    if args.base != "auto":
+        return explicit(load_runs(args.base, "BASE"), args.base)
+    if not args.history:
+        raise UserError("BASE 'auto' needs --history DATA_FOLDER to choose a baseline from")
+    sha = head[0].git.get("sha")
+    ancestry: list[str] = []
+    if sha:
+        refs = [r for r in (head[0].git.get("base_sha"), f"origin/{base_branch}", base_branch)
+                if r]
+        found = git.merge_base(args.repo_dir, sha, refs)
+        ancestry = git.ancestors(args.repo_dir, found) if found else []
+    baseline = choose_baseline(head, history, base_branch=base_branch, ancestors=ancestry)
+    if baseline is None:
+        raise UserError(f"--history {args.history}: no run of branch {base_branch!r} with the "
+                        f"head's environment fingerprint {head[0].fingerprint}; pass a "
+                        "BASE file instead")
+    return baseline
+
+
+def flagged_filter(comparison: Comparison) -> str:
+    import re
+
+    names = sorted({f"{v.suite}/{v.name}" for v in comparison.of_kind(Kind.REGRESSION)})
+    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+def rerun_flagged(command: str, comparison: Comparison) -> list[Run]:
+    """Run the user's re-run command for the flagged benchmarks and load what it wrote."""
+    with tempfile.TemporaryDirectory(prefix="torch-bench-rerun-") as folder:
+        out = Path(folder) / "rerun.json"
+        env = {**os.environ, "TORCH_BENCH_RERUN_FILTER": flagged_filter(comparison),
+               "TORCH_BENCH_RERUN_OUT": str(out)}
+        print(f"re-running {len(comparison.of_kind(Kind.REGRESSION))} flagged benchmark(s) to "
+              "confirm", file=sys.stderr)
+        done = subprocess.run(shlex.split(command) if os.name != "nt" else command,
+                              env=env, check=False)
+        if done.returncode != 0 or not out.exists():
+            print(f"torch-bench: warning: --rerun-command exited {done.returncode} without "
+                  "writing TORCH_BENCH_RERUN_OUT; verdicts are not confirmed", file=sys.stderr)
+            return []
+        return [load_run(out)]
+
+
+def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) -> int:
+    """Print and write everything the report flags ask for; the exit status."""
+    context = ReportContext(title=args.title, config=args.config_name,
+                            dashboard_link=args.dashboard_link)
+    markdown = format_report(comparison, context)
+    print_report(markdown)
+    if args.markdown:
+        write_text_atomic(args.markdown, markdown)
+    if args.json:
+        write_json_atomic(args.json, comparison.to_dict())
+    if not args.no_github:
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in actions.warning_annotations(comparison):
+                print(line)
+        actions.write_job_summary(markdown)
+        actions.write_step_outputs(comparison)
+    if args.fork_dir:
+        pr = args.pr or (head[0].git.get("pr_number") if head else None)
+        if not pr:
+            raise UserError("--fork-dir: no PR number in the head run; pass --pr N")
+        actions.write_fork_handoff(args.fork_dir, markdown, int(pr))
+    return EXIT_REGRESSION if args.fail_on_regression and comparison.has_regression else 0
+
+
+def print_report(markdown: str) -> None:
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(markdown))
+    else:
+        sys.stdout.write(markdown)

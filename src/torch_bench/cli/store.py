@@ -1,0 +1,118 @@
+"""`torch-bench store`: append run documents to the data branch (or a plain folder)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from torch_bench.errors import UserError
+from torch_bench.results.document import load_run
+from torch_bench.results.schema import Run
+from torch_bench.store.documents import check_run
+from torch_bench.store.folder import store_in_folder
+from torch_bench.store.git import Credentials
+from torch_bench.store.reader import load_history
+from torch_bench.store.remote import StoreReport, Target, store_runs
+from torch_bench.store.retry import RetryPolicy, display_url
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "store",
+        help="append runs to the data branch (or a folder)",
+        description="Append run documents to a data branch: each run adds its own files "
+                    "(canonical document, OSS and AI-PEP exports), so writers on many runners "
+                    "never conflict; a push that loses a race is rebuilt on the new tip and "
+                    "retried. Storing a run twice adds nothing.",
+        epilog="examples: torch-bench store results.json  |  torch-bench store shard-*.json "
+               "--remote ../bench-data.git --branch results  |  torch-bench store results.json "
+               "--to-folder site/data",
+    )
+    parser.add_argument("sources", nargs="+", metavar="RESULTS",
+                        help="run documents, or data folders whose runs to store")
+    parser.add_argument("--remote", metavar="URL|PATH",
+                        help="git remote to push to (default: this repository's, from "
+                             "GITHUB_REPOSITORY on Actions, else the 'origin' remote)")
+    parser.add_argument("--branch", default="gh-pages", help="data branch (default gh-pages)")
+    parser.add_argument("--folder", default="data",
+                        help="data folder inside the branch (default data)")
+    parser.add_argument("--to-folder", metavar="DIR",
+                        help="write into this plain folder instead; no git")
+    parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
+                        help=f"pushes to try when other writers keep winning the race "
+                             f"(default {RetryPolicy.attempts})")
+    parser.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",
+                        help="environment variable holding the token for HTTPS remotes "
+                             "(default GITHUB_TOKEN); never pass a token on the command line")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.attempts < 1:
+        raise UserError(f"--attempts: must be at least 1, got {args.attempts}")
+    runs = load_sources(args.sources)
+    if args.to_folder:
+        report = store_in_folder(runs, args.to_folder)
+        print(describe(report, args.to_folder), file=sys.stderr)
+        return 0
+    remote = args.remote or default_remote(os.environ)
+    target = Target(remote, args.branch, args.folder)
+    report = store_runs(runs, target, credentials_for(remote, os.environ.get(args.token_env)),
+                        RetryPolicy(attempts=args.attempts),
+                        log=lambda line: print(line, file=sys.stderr))
+    print(describe(report, f"{display_url(remote)} (branch {args.branch}, folder "
+                           f"{args.folder or '/'})"), file=sys.stderr)
+    return 0
+
+
+def load_sources(sources: list[str]) -> list[Run]:
+    """Every run named, validated before anything is written; duplicates counted once."""
+    runs: dict[str, Run] = {}
+    for source in sources:
+        if Path(source).is_dir():
+            history = load_history(source)
+            if history.problems:
+                raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
+            found = history.runs
+        else:
+            found = (load_run(source),)
+        for run in found:
+            check_run(run, source)
+            runs.setdefault(run.run_id, run)
+    return list(runs.values())
+
+
+def credentials_for(remote: str, token: str | None) -> Credentials | None:
+    """The token for an HTTP(S) remote, sent to that remote's server only."""
+    parts = urlsplit(remote)
+    if not token or parts.scheme not in ("http", "https"):
+        return None
+    return Credentials(token, scope=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}/")
+
+
+def default_remote(environ: Mapping[str, str]) -> str:
+    repository = environ.get("GITHUB_REPOSITORY")
+    if repository:
+        server = environ.get("GITHUB_SERVER_URL", "https://github.com")
+        return f"{server}/{repository}.git"
+    done = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise UserError("--remote: no remote given and no 'origin' remote here; name one with "
+                        "--remote, or use --to-folder DIR")
+    return done.stdout.strip()
+
+
+def describe(report: StoreReport, where: str) -> str:
+    parts = [f"stored {len(report.added)} run{'s' if len(report.added) != 1 else ''} "
+             f"in {where}"]
+    if report.commit:
+        parts.append(f"commit {report.commit[:12]}, attempt {report.attempts}")
+    if report.present:
+        parts.append(f"{len(report.present)} already there")
+    return "; ".join(parts)

@@ -1,0 +1,235 @@
+"""The Markdown report of a comparison: what a PR comment, a job summary and
+`torch-bench compare` show.
+
+Counts per verdict; regressions first (newly failing next) with their size, confidence and a
+link to the benchmark's dashboard page; then improvements and fixes; the compile suite's
+geometric-mean speedup and pass rate; the environment difference when fingerprints differ;
+the rest folded in a details block. Every untrusted string goes through `markdown_text`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from torch_bench.analyze.summaries import compile_changes
+from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
+from torch_bench.metrics import format_value
+from torch_bench.report.escape import markdown_text
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    title: str = "torch-bench"
+    config: str = "default"  # the configuration this report is about (matrix entry)
+    dashboard_link: str | None = None  # URL template; "{id}" becomes the benchmark id
+
+
+def format_report(comparison: Comparison, context: ReportContext = ReportContext()) -> str:
+    return "\n".join(report_lines(comparison, context)).rstrip() + "\n"
+
+
+def report_lines(comparison: Comparison, context: ReportContext) -> list[str]:
+    lines = [f"### {markdown_text(context.title)}: {headline(comparison)}", ""]
+    lines += provenance_lines(comparison, context)
+    lines += counts_table(comparison)
+    if comparison.environment:
+        lines += environment_section(comparison)
+    regressions = comparison.of_kind(Kind.REGRESSION)
+    if regressions:
+        lines += [f"#### Regressions ({len(regressions)})", ""]
+        lines += change_table(regressions, context)
+    failing = comparison.of_kind(Kind.NEWLY_FAILING)
+    if failing:
+        lines += [f"#### Newly failing ({len(failing)})", ""] + status_table(failing, context)
+    improvements = comparison.of_kind(Kind.IMPROVEMENT)
+    if improvements:
+        lines += [f"#### Improvements ({len(improvements)})", ""]
+        lines += change_table(improvements, context)
+    fixed = comparison.of_kind(Kind.FIXED)
+    if fixed:
+        lines += [f"#### Fixed ({len(fixed)})", ""] + status_table(fixed, context)
+    lines += compile_section(comparison)
+    lines += rest_section(comparison, context)
+    lines += [rule_footer(comparison)]
+    return lines
+
+
+HEADLINE = ((Kind.REGRESSION, "regression", "regressions"),
+            (Kind.NEWLY_FAILING, "newly failing", "newly failing"),
+            (Kind.IMPROVEMENT, "improvement", "improvements"),
+            (Kind.FIXED, "fixed", "fixed"),
+            (Kind.NOT_COMPARABLE, "not comparable", "not comparable"))
+
+
+def headline(comparison: Comparison) -> str:
+    counts = comparison.counts()
+    shown = [f"{counts[kind]} {one if counts[kind] == 1 else many}"
+             for kind, one, many in HEADLINE if counts[kind]]
+    return ", ".join(shown) if shown else "no significant change"
+
+
+def commit_text(sha: object) -> str:
+    text = str(sha)[:10]
+    return f"`{text}`" if re.fullmatch(r"[0-9a-f]+", text) else markdown_text(text)
+
+
+def side_label(runs) -> str:
+    if not runs:
+        return "nothing"
+    git = runs[0].git
+    text = commit_text(git["sha"]) if git.get("sha") else "a run"
+    if git.get("branch"):
+        text += f" on {markdown_text(git['branch'])}"
+    return text + f" ({len(runs)} run{'s' if len(runs) != 1 else ''})"
+
+
+def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str]:
+    head = comparison.head_runs[0].git if comparison.head_runs else {}
+    lines = []
+    if head.get("pr_number"):
+        title = f": {markdown_text(head['pr_title'])}" if head.get("pr_title") else ""
+        lines.append(f"PR &#35;{int(head['pr_number'])}{title}")
+        lines.append("")
+    lines.append(f"Head {side_label(comparison.head_runs)} against base "
+                 f"{side_label(comparison.base_runs)}"
+                 + (f": {markdown_text(comparison.baseline_note)}."
+                    if comparison.baseline_note else "."))
+    lines.append(f"Configuration: {markdown_text(context.config)}.")
+    return lines + [""]
+
+
+def counts_table(comparison: Comparison) -> list[str]:
+    counts = comparison.counts()
+    rows = [f"| {KIND_LABELS[kind]} | {count} |" for kind, count in counts.items() if count]
+    if not rows:
+        return ["No results on either side.", ""]
+    return ["| Verdict | Count |", "| --- | ---: |", *rows, ""]
+
+
+def environment_section(comparison: Comparison) -> list[str]:
+    lines = ["#### Environment differs", "",
+             "The two sides ran in different environments, so timings are not compared:", "",
+             "| Field | Base | Head |", "| --- | --- | --- |"]
+    for diff in comparison.environment:
+        lines.append(f"| {markdown_text(diff.field)} | {markdown_text(diff.base)} | "
+                     f"{markdown_text(diff.head)} |")
+    return lines + [""]
+
+
+def benchmark_cell(verdict: Verdict, context: ReportContext) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in verdict.params.items())
+    text = markdown_text(f"{verdict.suite}/{verdict.name}")
+    if params:
+        text += f" ({markdown_text(params)})"
+    if context.dashboard_link:
+        url = context.dashboard_link.replace("{id}", quote(verdict.benchmark_id, safe=""))
+        text = f"[{text}](<{url.replace('>', '%3E').replace(' ', '%20')}>)"
+    return text
+
+
+UNSHOWN_UNITS = ("ratio", "1")
+
+
+def value_cell(value: float | None, unit: str) -> str:
+    if value is None:
+        return "N/A"
+    shown = "" if unit in UNSHOWN_UNITS else f" {markdown_text(unit)}"
+    return f"{format_value(value, unit)}{shown}"
+
+
+def change_text(ratio: float) -> str:
+    if not math.isfinite(ratio):
+        return "n/a"
+    return f"{(ratio - 1) * 100:+.1f}%"
+
+
+def confidence_cell(verdict: Verdict) -> str:
+    a = verdict.assessment
+    if a is None:
+        return ""
+    parts = ["low" if a.low_confidence else "high"]
+    if a.low_confidence:
+        parts.append(f"{a.history_runs} runs of history")
+    if a.z is not None and math.isfinite(a.z):
+        parts.append(f"z {a.z:.1f}")
+    if a.p_value is not None:
+        parts.append(f"p {a.p_value:.1e}")
+    if verdict.confirmed is True:
+        parts.append("confirmed by re-run")
+    return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
+
+
+def change_table(verdicts: Iterable[Verdict], context: ReportContext) -> list[str]:
+    ordered = sorted(verdicts, key=lambda v: -abs(math.log(v.assessment.ratio))
+                     if v.assessment and 0 < v.assessment.ratio < math.inf else 0)
+    lines = ["| Benchmark | Metric | Base | Head | Change | Confidence |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
+    for v in ordered:
+        a = v.assessment
+        lines.append(
+            f"| {benchmark_cell(v, context)} | {markdown_text(v.metric)} "
+            f"({markdown_text(v.direction)} is better) "
+            f"| {value_cell(a.base_median if a else None, v.unit)} "
+            f"| {value_cell(a.head_median if a else None, v.unit)} "
+            f"| {change_text(a.ratio) if a else ''} | {confidence_cell(v)} |")
+    return lines + [""]
+
+
+def status_table(verdicts: Iterable[Verdict], context: ReportContext) -> list[str]:
+    lines = ["| Benchmark | Metric | Base | Head | Error |", "| --- | --- | --- | --- | --- |"]
+    for v in verdicts:
+        lines.append(f"| {benchmark_cell(v, context)} | {markdown_text(v.metric)} "
+                     f"| {markdown_text(v.base_status or '')} "
+                     f"| {markdown_text(v.head_status or '')} "
+                     f"| {markdown_text(v.note or '', limit=120)} |")
+    return lines + [""]
+
+
+def compile_section(comparison: Comparison) -> list[str]:
+    changes = compile_changes(comparison.base_runs, comparison.head_runs)
+    if not changes:
+        return []
+    lines = ["#### Compile suite", "", "| Summary | Configuration | Base | Head | Change |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for c in changes:
+        if c.metric == "pass_rate":
+            shown = (f"{c.base:.1%}", f"{c.head:.1%}", f"{(c.head - c.base) * 100:+.1f} points")
+            label = "pass rate"
+        else:
+            shown = (f"{c.base:.3f}x", f"{c.head:.3f}x", change_text(c.ratio))
+            label = "geometric-mean speedup"
+        lines.append(f"| {label} | {markdown_text(c.params) or 'all'} | "
+                     + " | ".join(shown) + " |")
+    return lines + [""]
+
+
+REST_KINDS = (Kind.INCONCLUSIVE, Kind.NOT_COMPARABLE, Kind.NEW, Kind.REMOVED, Kind.UNCHANGED)
+
+
+def rest_section(comparison: Comparison, context: ReportContext) -> list[str]:
+    rest = [v for kind in REST_KINDS for v in comparison.of_kind(kind)]
+    if not rest:
+        return []
+    lines = ["<details>", f"<summary>Other results ({len(rest)})</summary>", "",
+             "| Benchmark | Metric | Verdict | Base | Head | Change | Note |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    for v in rest:
+        a = v.assessment
+        base = value_cell(a.base_median, v.unit) if a else markdown_text(v.base_status or "")
+        head = value_cell(a.head_median, v.unit) if a else markdown_text(v.head_status or "")
+        note = v.note or ("low confidence" if v.low_confidence else "")
+        lines.append(f"| {benchmark_cell(v, context)} | {markdown_text(v.metric)} "
+                     f"| {KIND_LABELS[v.kind]} | {base} | {head} "
+                     f"| {change_text(a.ratio) if a else ''} | {markdown_text(note)} |")
+    return lines + ["", "</details>", ""]
+
+
+def rule_footer(comparison: Comparison) -> str:
+    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 on the samples, z &gt; "
+            f"{comparison.z_threshold:g} against run-to-run noise of the base branch, and at "
+            "least the minimum effect (2%; 10% with fewer than 10 runs of history, "
+            "low confidence).</sub>")

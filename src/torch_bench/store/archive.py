@@ -1,0 +1,103 @@
+"""Archive files: many runs of one month in one gzip-compressed JSON document, written by
+`torch-bench data compact` and read back by the history reader.
+
+    {"schema": {"name": "torch-bench/archive", "version": 1},
+     "month": "2026/01", "samples": "kept" | "summarised",
+     "runs_sha256": <hex digest of the compact JSON of "runs">, "runs": [<run document>, ...]}
+
+With `"samples": "summarised"` every result keeps its summary statistics (n, median, mean,
+std, IQR, min, max, p90) but not its raw samples.
+
+Every run was validated before it was archived, so a reader may trust an archive whose runs
+still match `runs_sha256` and skip validating them again (most of the cost of loading); a
+mismatch (an edit by hand) means every run in it is validated as usual. `data verify`
+validates everything regardless.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from torch_bench.errors import InvalidDocument
+from torch_bench.results.document import parse_run
+from torch_bench.results.schema import SCHEMA_VERSION, Run
+
+ARCHIVE_NAME = "torch-bench/archive"
+# Version history:
+#   1 -- torch-bench 0.1.0: first version.
+ARCHIVE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Archive:
+    month: str  # "YYYY/MM"
+    runs: tuple[Run, ...]
+    summarised: bool
+
+
+def drop_samples(run: Run) -> Run:
+    return run.with_results(replace(r, samples=()) for r in run.results)
+
+
+def digest(run_ids: Iterable[str]) -> str:
+    """A short name for an archive from the runs it holds, so a new archive never overwrites
+    an old one and the same runs always give the same name."""
+    return hashlib.sha256("\n".join(sorted(run_ids)).encode()).hexdigest()[:12]
+
+
+def encode_archive(archive: Archive) -> bytes:
+    runs = sorted(archive.runs, key=lambda run: (run.created_at, run.run_id))
+    if archive.summarised:
+        runs = [drop_samples(run) for run in runs]
+    entries = [run.to_dict() for run in runs]
+    document = {
+        "schema": {"name": ARCHIVE_NAME, "version": ARCHIVE_VERSION},
+        "month": archive.month,
+        "samples": "summarised" if archive.summarised else "kept",
+        "runs_sha256": _runs_digest(entries),
+        "runs": entries,
+    }
+    text = json.dumps(document, separators=(",", ":")).encode()
+    return gzip.compress(text, compresslevel=9, mtime=0)
+
+
+def _runs_digest(entries: list) -> str:
+    return hashlib.sha256(json.dumps(entries, separators=(",", ":")).encode()).hexdigest()
+
+
+def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archive, list[str]]:
+    """The archive and the problems of runs inside it (each named `<file>: runs[i]: ...`,
+    skipped). A file that cannot be read at all raises InvalidDocument naming it. With
+    `trust`, runs of an archive that matches its digest are not validated again."""
+    try:
+        document = json.loads(gzip.decompress(data))
+    except (OSError, EOFError, zlib.error):
+        raise InvalidDocument(f"{source}: not a readable gzip archive") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidDocument(f"{source}: archive is not valid JSON ({exc})") from None
+    if not isinstance(document, dict) or document.get("schema") != {
+            "name": ARCHIVE_NAME, "version": ARCHIVE_VERSION}:
+        raise InvalidDocument(f"{source}: not a torch-bench archive (version "
+                              f"{ARCHIVE_VERSION}): schema is {document.get('schema')!r}"
+                              if isinstance(document, dict) else f"{source}: not an object")
+    entries = document.get("runs")
+    if not isinstance(entries, list):
+        raise InvalidDocument(f"{source}: runs: expected a list")
+    trusted = trust and document.get("runs_sha256") == _runs_digest(entries)
+    runs, problems = [], []
+    for index, entry in enumerate(entries):
+        try:
+            if trusted and entry.get("schema", {}).get("version") == SCHEMA_VERSION:
+                runs.append(Run.from_dict(entry))
+            else:
+                runs.append(parse_run(entry, f"{source}: runs[{index}]"))
+        except InvalidDocument as exc:
+            problems.append(str(exc))
+    archive = Archive(str(document.get("month", "")), tuple(runs),
+                      document.get("samples") == "summarised")
+    return archive, problems

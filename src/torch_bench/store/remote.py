@@ -1,0 +1,202 @@
+"""Appending runs to a data branch on a git remote, safely under concurrent writers.
+
+No checkout at all: a scratch repository fetches the tip of the data branch alone (depth 1,
+without file contents where the server allows `--filter=blob:none`); only the trees on the
+paths to the new files are read and rewritten (trees.py), and `commit-tree` makes the commit,
+so an append costs about the same however long the history is.
+Since a run only ever adds files at paths named by its run id, re-applying it on top of a
+newer tip cannot conflict: when a push loses the race, the loop fetches the new tip, rebuilds
+the commit on it and tries again after a backoff, a bounded number of times. Any other refusal
+(authentication, branch protection, a hook) ends the store at once.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from torch_bench.errors import UserError
+from torch_bench.results.schema import Run
+from torch_bench.store.documents import run_files_of
+from torch_bench.store.git import Credentials, Git, GitError
+from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.trees import Entries, add_files, directories_of, parse_tree
+
+
+class StoreError(UserError):
+    """The runs could not be stored; the message says why and whether anything was retried."""
+
+
+DEFAULT_POLICY = RetryPolicy()
+
+
+@dataclass(frozen=True)
+class Target:
+    remote: str  # URL or path of any git remote
+    branch: str = "gh-pages"
+    folder: str = "data"  # data folder inside the branch; "" for its root
+
+
+@dataclass(frozen=True)
+class StoreReport:
+    added: tuple[str, ...]  # run ids stored by this call
+    present: tuple[str, ...]  # run ids the branch already had
+    commit: str | None  # the commit pushed, None when there was nothing to add
+    attempts: int
+
+
+def data_prefix(folder: str) -> PurePosixPath:
+    parts = [p for p in PurePosixPath(folder.strip("/")).parts if p not in ("", ".")]
+    if ".." in parts:
+        raise UserError(f"--folder: {folder!r} must stay inside the branch (no '..')")
+    return PurePosixPath(*parts) if parts else PurePosixPath()
+
+
+def resolve_remote(remote: str) -> str:
+    """Local repository paths made absolute (git runs in a scratch directory); URLs as given."""
+    if "://" not in remote and Path(remote).exists():
+        return str(Path(remote).resolve())
+    return remote
+
+
+def planned_files(runs: Iterable[Run], prefix: PurePosixPath) -> dict[str, tuple[str, bytes]]:
+    """path in the branch -> (run id, content) for every file the runs add."""
+    return {str(prefix / path): (run.run_id, data)
+            for run in runs for path, data in run_files_of(run).items()}
+
+
+def commit_message(run_ids: Sequence[str]) -> str:
+    shown = ", ".join(run_ids[:3]) + (f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else "")
+    return f"torch-bench: add {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}: {shown}\n"
+
+
+def store_runs(
+    runs: Sequence[Run],
+    target: Target,
+    credentials: Credentials | None = None,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    log: Callable[[str], None] = lambda line: None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> StoreReport:
+    prefix = data_prefix(target.folder)
+    files = planned_files(runs, prefix)
+    directories = directories_of([*files])
+    rng = rng or random.Random()
+    where = f"{display_url(target.remote)} (branch {target.branch})"
+    with tempfile.TemporaryDirectory(prefix="torch-bench-store-") as scratch:
+        git = _scratch_repository(Path(scratch), target, credentials)
+        blobs = _write_blobs(git, Path(scratch) / "files", files)
+        (Path(scratch) / "trees").mkdir()
+        for attempt in range(1, policy.attempts + 1):
+            tip = _fetch_tip(git, target.branch, where)
+            root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
+            added = sorted({files[path][0] for path in files if path not in existing})
+            present = tuple(sorted({run.run_id for run in runs} - set(added)))
+            if not added:
+                return StoreReport((), present, None, attempt)
+            commit = _commit(git, tip, trees, root, Path(scratch) / "trees",
+                             commit_message(added))
+            done = git.run("push", "--porcelain", "--no-verify", "origin",
+                           f"{commit}:refs/heads/{target.branch}", check=False)
+            outcome = classify_push(done.returncode, done.stdout, done.stderr,
+                                    f"refs/heads/{target.branch}")
+            if outcome.verdict is Verdict.PUSHED:
+                return StoreReport(tuple(added), present, commit, attempt)
+            if outcome.verdict is Verdict.REFUSED:
+                raise StoreError(f"{where} refused the push: {outcome.reason} "
+                                 f"(not retried: this is not a race with another writer)")
+            if attempt < policy.attempts:
+                delay = policy.delay(attempt, rng)
+                log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} of "
+                    f"{policy.attempts} in {delay:.2f}s")
+                sleep(delay)
+    raise StoreError(f"{where}: gave up after {policy.attempts} attempts, other writers kept "
+                     f"pushing first; nothing was stored, run the store again or raise "
+                     f"--attempts")
+
+
+def _scratch_repository(directory: Path, target: Target,
+                        credentials: Credentials | None) -> Git:
+    repo = directory / "repo"
+    repo.mkdir()
+    git = Git(repo, credentials)
+    git.run("init", "-q")
+    if git.run("check-ref-format", f"refs/heads/{target.branch}", check=False).returncode:
+        raise UserError(f"--branch: {target.branch!r} is not a valid branch name")
+    git.run("remote", "add", "origin", resolve_remote(target.remote))
+    return git
+
+
+def _write_blobs(git: Git, directory: Path, files: dict[str, tuple[str, bytes]]) -> dict[str, str]:
+    """Store every file's content as a blob once, up front: attempts only rebuild trees."""
+    paths = []
+    for number, (_, data) in enumerate(files.values()):
+        path = directory / f"{number}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        paths.append(str(path))
+    shas = git.out("hash-object", "-w", "--stdin-paths", input="\n".join(paths).encode())
+    return dict(zip(files, shas.split(), strict=True))
+
+
+def _fetch_tip(git: Git, branch: str, where: str) -> str | None:
+    """The commit at the branch tip, fetched alone and without blobs; None when no branch."""
+    done = git.run("fetch", "-q", "--no-tags", "--depth=1", "--filter=blob:none", "origin",
+                   f"+refs/heads/{branch}:refs/remotes/origin/{branch}", check=False)
+    if done.returncode == 0:
+        return git.out("rev-parse", f"refs/remotes/origin/{branch}^{{commit}}")
+    if "couldn't find remote ref" in done.stderr:
+        return None
+    raise StoreError(f"could not fetch from {where}: {_last_line(done.stderr)}")
+
+
+def _read_trees(git: Git, tip: str | None, directories: list[str]) -> dict[str, Entries]:
+    """Entries of each directory that exists at the tip, read in one `cat-file --batch`."""
+    if tip is None:
+        return {}
+    specs = "".join(f"{tip}:{d}\n" if d else f"{tip}^{{tree}}\n" for d in directories)
+    output = git.raw("cat-file", "--batch", input=specs.encode())
+    trees, position = {}, 0
+    for directory in directories:
+        end = output.index(b"\n", position)
+        header = output[position:end].split()
+        position = end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        if header[1] != b"tree":
+            raise StoreError(f"{directory} is a {header[1].decode()} on the data branch, "
+                             f"not a folder; choose another --folder")
+        trees[directory] = parse_tree(output[position:position + size])
+        position += size + 1
+    return trees
+
+
+def _commit(git: Git, tip: str | None, trees: dict[str, bytes], root: str, directory: Path,
+            message: str) -> str:
+    """Write the new tree objects and a commit of `root` on top of `tip`."""
+    paths = []
+    for oid, content in trees.items():
+        path = directory / oid
+        path.write_bytes(content)
+        paths.append(str(path))
+    written = git.out("hash-object", "-w", "-t", "tree", "--stdin-paths",
+                      input="\n".join(paths).encode()).split()
+    if written != list(trees):
+        raise StoreError("internal error: git disagrees with the tree ids computed for the "
+                         "new commit; nothing was pushed")
+    parents = ["-p", tip] if tip else []
+    try:
+        return git.out("commit-tree", root, *parents, input=message.encode())
+    except GitError as exc:
+        raise StoreError(f"could not make the commit: {exc}") from None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "git failed without a message"

@@ -1,0 +1,83 @@
+"""Pure decisions of the push loop: what a failed push means, and how long to wait."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+from urllib.parse import urlsplit, urlunsplit
+
+
+class Verdict(str, Enum):
+    PUSHED = "pushed"
+    RACE = "race"  # another writer moved the branch first: fetch, re-apply, retry
+    REFUSED = "refused"  # anything else: authentication, protection, hooks; never retried
+
+
+# Why a ref update is rejected when someone else pushed first (git's own wording, from
+# `git push --porcelain` and from receive-pack's ref transaction on the remote side).
+RACE_REASONS = ("fetch first", "non-fast-forward", "stale info", "failed to update ref",
+                "failed to lock", "cannot lock ref", "incorrect old value")
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    verdict: Verdict
+    reason: str
+
+
+def classify_push(returncode: int, stdout: str, stderr: str, ref: str) -> PushOutcome:
+    """Read `git push --porcelain` output for `ref` (e.g. refs/heads/gh-pages)."""
+    for line in stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or not parts[1].endswith(":" + ref):
+            continue
+        flag, summary = parts[0], parts[2]
+        if flag in ("*", " ", "+", "="):
+            return PushOutcome(Verdict.PUSHED, summary)
+        if any(reason in summary for reason in RACE_REASONS):
+            return PushOutcome(Verdict.RACE, summary)
+        return PushOutcome(Verdict.REFUSED, _with_remote_messages(summary, stderr))
+    if returncode == 0:
+        return PushOutcome(Verdict.PUSHED, "pushed")
+    return PushOutcome(Verdict.REFUSED, _last_error(stderr))
+
+
+def _remote_lines(stderr: str) -> list[str]:
+    return [line[len("remote:"):].strip() for line in stderr.splitlines()
+            if line.startswith("remote:") and line[len("remote:"):].strip()]
+
+
+def _with_remote_messages(summary: str, stderr: str) -> str:
+    said = _remote_lines(stderr)
+    return summary + (f"; the remote said: {' / '.join(said[-3:])}" if said else "")
+
+
+def _last_error(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (fatal or lines or ["git push failed without a message"])[-1]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded attempts with exponential backoff and jitter between them."""
+
+    attempts: int = 10
+    base_delay: float = 0.2  # seconds before the second attempt, on average
+    max_delay: float = 10.0
+
+    def delay(self, failures: int, rng: random.Random) -> float:
+        """Seconds to wait after `failures` failed attempts: half fixed, half random, so
+        writers that collided once spread out instead of colliding again."""
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
+        return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+def display_url(remote: str) -> str:
+    """The remote as it may be printed: any user or password in the URL is removed."""
+    parts = urlsplit(remote)
+    if parts.scheme and "@" in parts.netloc:
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return remote

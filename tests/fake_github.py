@@ -1,0 +1,111 @@
+"""A real HTTP server on 127.0.0.1 implementing the few GitHub REST endpoints the comment flow
+uses: list issue comments (paginated with a Link header), create, update. Failures can be
+queued: each queued (status, headers) answers the next request instead of handling it."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+PAGE_SIZE = 2  # small, so that a handful of comments spans several pages
+
+
+class FakeGitHub:
+    def __init__(self) -> None:
+        self.comments: dict[int, list[dict]] = {}
+        self.requests: list[tuple[str, str, str | None]] = []  # method, path, authorization
+        self.failures: list[tuple[int, dict]] = []
+        self.next_id = 1000
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeGitHub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def add_comment(self, pr: int, body: str) -> dict:
+        with self.lock:
+            self.next_id += 1
+            comment = {"id": self.next_id, "body": body,
+                       "html_url": f"https://github.test/octo/bench/pull/{pr}#c{self.next_id}"}
+            self.comments.setdefault(pr, []).append(comment)
+            return comment
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def _answer(self, status, body=None, headers=None):
+                data = json.dumps(body).encode() if body is not None else b""
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _start(self) -> bool:
+                fake.requests.append((self.command, self.path,
+                                      self.headers.get("Authorization")))
+                if fake.failures:
+                    status, headers = fake.failures.pop(0)
+                    self._answer(status, {"message": "injected failure"}, headers)
+                    return False
+                return True
+
+            def _body(self) -> dict:
+                length = int(self.headers.get("Content-Length") or 0)
+                return json.loads(self.rfile.read(length) or b"{}")
+
+            def do_GET(self):
+                if not self._start():
+                    return
+                url = urlparse(self.path)
+                match = re.fullmatch(r"/repos/octo/bench/issues/(\d+)/comments", url.path)
+                if not match:
+                    return self._answer(404, {"message": "Not Found"})
+                page = int(parse_qs(url.query).get("page", ["1"])[0])
+                everything = fake.comments.get(int(match.group(1)), [])
+                chunk = everything[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+                headers = {}
+                if page * PAGE_SIZE < len(everything):
+                    headers["Link"] = (f'<{fake.url}{url.path}?per_page=100&page={page + 1}>; '
+                                       f'rel="next", <{fake.url}{url.path}?page=99>; rel="last"')
+                self._answer(200, chunk, headers)
+
+            def do_POST(self):
+                if not self._start():
+                    return
+                match = re.fullmatch(r"/repos/octo/bench/issues/(\d+)/comments", self.path)
+                if not match:
+                    return self._answer(404, {"message": "Not Found"})
+                self._answer(201, fake.add_comment(int(match.group(1)), self._body()["body"]))
+
+            def do_PATCH(self):
+                if not self._start():
+                    return
+                match = re.fullmatch(r"/repos/octo/bench/issues/comments/(\d+)", self.path)
+                found = [c for cs in fake.comments.values() for c in cs
+                         if match and c["id"] == int(match.group(1))]
+                if not found:
+                    return self._answer(404, {"message": "Not Found"})
+                found[0]["body"] = self._body()["body"]
+                self._answer(200, found[0])
+
+        return Handler

@@ -1,0 +1,119 @@
+"""`torch-bench compare`: files in, report, JSON, Actions outputs and exit status out; the
+automatic baseline from a data folder and a real git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from support.runs import history, make_run, ok
+from torch_bench.results.document import save_run
+from torch_bench.store.layout import run_path
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def commit(repo, message):
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def write_pair(tmp_path, head_factor=1.15):
+    base = make_run([ok("steady", 10, seed=1), ok("slower", 10, seed=2)], run_id="base-1")
+    head = make_run([ok("steady", 10, seed=11), ok("slower", 10 * head_factor, seed=12)],
+                    sha="b" * 40, branch="feature", pr=5, run_id="head-1")
+    save_run(base, tmp_path / "base.json")
+    save_run(head, tmp_path / "head.json")
+
+
+def store(data, runs):
+    for run in runs:
+        save_run(run, data / run_path(run))
+
+
+def test_compare_files_prints_the_report_and_writes_everything(cli, tmp_path):
+    write_pair(tmp_path)
+    store(tmp_path / "data", history(12, {"steady": 10, "slower": 10}))
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
+    done = cli("compare", "base.json", "head.json", "--history", "data", "--markdown",
+               "report.md", "--json", "verdicts.json", "--fork-dir", "handoff",
+               env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
+                    "GITHUB_OUTPUT": str(outputs)})
+    assert done.returncode == 0, done.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert done.stdout.startswith(report)  # the same report in the terminal
+    assert "### torch-bench: 1 regression" in report
+    assert "::warning title=torch-bench regression::demo/slower latency: +" in done.stdout
+    assert summary.read_text() == report
+    assert "regression=1\n" in outputs.read_text()
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    assert {v["name"]: v["verdict"] for v in verdicts["verdicts"]} == {
+        "slower": "regression", "steady": "unchanged"}
+    assert verdicts["verdicts"][0]["history_runs"] == 12
+    assert (tmp_path / "handoff" / "pr-number.txt").read_text() == "5\n"
+
+
+def test_fail_on_regression_sets_the_exit_status(cli, tmp_path):
+    write_pair(tmp_path)
+    assert cli("compare", "base.json", "head.json", "--fail-on-regression").returncode == 1
+    write_pair(tmp_path, head_factor=1.0)
+    assert cli("compare", "base.json", "head.json", "--fail-on-regression").returncode == 0
+
+
+def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
+    write_pair(tmp_path)
+    cases = [
+        (("compare", "missing.json", "head.json"), "BASE: missing.json: no such file"),
+        (("compare", "auto", "head.json"), "needs --history"),
+        (("compare", "base.json", "head.json", "--min-effect-for", "x"), "KEY=FRACTION"),
+        (("compare", "base.json", "head.json", "--min-effect", "-1"), "not a fraction"),
+    ]
+    for args, message in cases:
+        done = cli(*args)
+        assert done.returncode == 2 and message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_auto_baseline_is_the_nearest_ancestor_of_the_merge_base_with_results(cli, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "T")
+    c1 = commit(repo, "c1")
+    commit(repo, "c2")  # the merge-base, which has no results
+    git(repo, "checkout", "-q", "-b", "feature")
+    c3 = commit(repo, "c3")
+    git(repo, "checkout", "-q", "main")
+    c4 = commit(repo, "c4")
+    data = tmp_path / "data"
+    store(data, history(12, {"slower": 10}))
+    at_c1 = make_run([ok("slower", 10, seed=31)], sha=c1, run_id="main-c1",
+                     created_at="2026-01-02T00:00:00Z")
+    at_c4 = make_run([ok("slower", 13, seed=32)], sha=c4, run_id="main-c4",
+                     created_at="2026-01-04T00:00:00Z")
+    other_branch = make_run([ok("slower", 10, seed=33)], sha=c1, branch="release",
+                            run_id="release-c1", created_at="2026-01-03T00:00:00Z")
+    store(data, [at_c1, at_c4, other_branch])
+    head = make_run([ok("slower", 11.5, seed=34)], sha=c3, branch="feature",
+                    base_branch="main", run_id="head-c3", created_at="2026-01-05T00:00:00Z")
+    save_run(head, tmp_path / "head.json")
+    done = cli("compare", "auto", "head.json", "--history", "data", "--repo-dir", "repo",
+               "--json", "v.json", "--no-github")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "v.json").read_text())
+    assert result["base_runs"] == ["main-c1"]
+    assert "an ancestor 1 commits before the merge-base" in result["baseline"]
+    assert result["verdicts"][0]["verdict"] == "regression"
+    assert result["verdicts"][0]["history_runs"] == 13  # 12 older runs + the baseline
+
+    no_git = cli("compare", "auto", "head.json", "--history", "data", "--repo-dir",
+                 str(tmp_path / "nowhere"), "--json", "v.json", "--no-github")
+    assert no_git.returncode == 0, no_git.stderr
+    fallback = json.loads((tmp_path / "v.json").read_text())
+    assert fallback["base_runs"] == ["main-c4"]
+    assert "latest" in fallback["baseline"]
+    assert fallback["verdicts"][0]["verdict"] == "improvement"

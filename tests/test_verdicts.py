@@ -1,0 +1,82 @@
+"""Every verdict kind, from run documents built in code."""
+
+from __future__ import annotations
+
+from support.runs import BASE_ENV, bad, history, make_run, ok
+from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
+
+HISTORY = history(20, {"steady": 10, "slower": 10, "faster": 10, "noisy": 10, "tput": 100})
+
+
+def verdicts_by_name(comparison):
+    return {v.name: v for v in comparison.verdicts}
+
+
+def test_every_kind_from_one_comparison():
+    base = make_run([ok("steady", 10, seed=1), ok("slower", 10, seed=2), ok("faster", 10, seed=3),
+                     ok("gone", 5, seed=4), ok("breaks", 5, seed=5), bad("heals", "error"),
+                     ok("noisy", 10, seed=6, cv=0.6, n=8),
+                     ok("tput", 100, metric="throughput", seed=7),
+                     ok("wrong", 0.9, metric="accuracy", status="pass"), bad("skip", "skipped")])
+    head = make_run([ok("steady", 10, seed=11), ok("slower", 11.5, seed=12),
+                     ok("faster", 8, seed=13), ok("fresh", 5, seed=14),
+                     bad("breaks", "timeout", error="took too long"), ok("heals", 3, seed=15),
+                     ok("noisy", 12, seed=16, cv=0.6, n=8),
+                     ok("tput", 80, metric="throughput", seed=17),
+                     bad("wrong", "fail_accuracy", metric="accuracy"), ok("skip", 1, seed=18)],
+                    sha="b" * 40)
+    found = verdicts_by_name(compare_runs([base], [head], HISTORY))
+    assert {name: v.kind for name, v in found.items()} == {
+        "steady": Kind.UNCHANGED, "slower": Kind.REGRESSION, "faster": Kind.IMPROVEMENT,
+        "gone": Kind.REMOVED, "fresh": Kind.NEW, "breaks": Kind.NEWLY_FAILING,
+        "heals": Kind.FIXED, "noisy": Kind.INCONCLUSIVE, "tput": Kind.REGRESSION,
+        "wrong": Kind.NEWLY_FAILING, "skip": Kind.INCONCLUSIVE,
+    }
+    assert found["breaks"].note == "took too long"
+    assert (found["wrong"].base_status, found["wrong"].head_status) == ("pass", "fail_accuracy")
+    assert found["slower"].assessment.history_runs == 20
+
+
+def test_a_different_environment_is_not_comparable_and_names_the_versions():
+    base = make_run([ok("steady", 10, seed=1), ok("slower", 10, seed=2)])
+    newer = {**BASE_ENV, "torch": "2.14.0", "fingerprint": "fp-test-0002"}
+    head = make_run([ok("steady", 10, seed=11), ok("slower", 12, seed=12)], env=newer)
+    comparison = compare_runs([base], [head], HISTORY)
+    assert {v.kind for v in comparison.verdicts} == {Kind.NOT_COMPARABLE}
+    assert [(d.field, d.base, d.head) for d in comparison.environment] == [
+        ("torch", "2.13.0", "2.14.0")]
+    forced = compare_runs([base], [head], HISTORY, ignore_environment=True)
+    assert verdicts_by_name(forced)["slower"].kind is Kind.REGRESSION
+
+
+def test_several_runs_a_side_are_pooled():
+    base = [make_run([ok("slower", 10, seed=s)], run_id=f"b{s}") for s in (1, 2, 3)]
+    head = [make_run([ok("slower", 10.4, seed=s)], run_id=f"h{s}") for s in (4, 5, 6)]
+    wide = history(20, {"slower": 10}, spread=0.012)
+    single = compare_runs(base[:1], head[:1], wide).verdicts[0]
+    pooled = compare_runs(base, head, wide).verdicts[0]
+    assert pooled.assessment.z > single.assessment.z * 1.5
+    assert pooled.kind is Kind.REGRESSION
+
+
+def test_a_re_run_confirms_a_real_regression_and_clears_a_fluke():
+    base = make_run([ok("slower", 10, seed=2), ok("fluke", 10, seed=3)])
+    head = make_run([ok("slower", 11.5, seed=12), ok("fluke", 11.5, seed=13)], sha="b" * 40)
+    comparison = compare_runs([base], [head], history(20, {"slower": 10, "fluke": 10}))
+    assert {v.kind for v in comparison.verdicts} == {Kind.REGRESSION}
+    rerun = make_run([ok("slower", 11.6, seed=22), ok("fluke", 10.05, seed=23)], sha="b" * 40)
+    confirmed = verdicts_by_name(confirm_regressions(comparison, [rerun]))
+    assert confirmed["slower"].kind is Kind.REGRESSION and confirmed["slower"].confirmed
+    assert confirmed["fluke"].kind is Kind.INCONCLUSIVE
+    assert confirmed["fluke"].confirmed is False
+    assert confirmed["fluke"].note == "not confirmed by the re-run"
+
+
+def test_json_verdicts_carry_the_numbers():
+    base = make_run([ok("slower", 10, seed=2)])
+    head = make_run([ok("slower", 11.5, seed=12)], sha="b" * 40)
+    data = compare_runs([base], [head], HISTORY).to_dict()
+    assert data["counts"]["regression"] == 1
+    entry = data["verdicts"][0]
+    assert entry["verdict"] == "regression" and entry["benchmark_id"] == "demo/slower[]:latency"
+    assert 1.1 < entry["ratio"] < 1.2 and entry["history_runs"] == 20
