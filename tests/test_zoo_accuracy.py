@@ -40,3 +40,15 @@ def test_cosine_similarity_judges_direction():
     cosine = Tolerance(1e-4, cosine=True, cosine_threshold=0.999)
     assert compare(ref, ref * 1.5, cosine).same  # scaled: same direction
     assert not compare(ref, torch.tensor([3.0, 2.0, 1.0]), cosine).same
+
+
+class Cache:
+    def __init__(self, value):
+        self.layers = [torch.full((2,), value)]
+        self._scratch = object()  # private: not compared
+
+
+def test_objects_in_outputs_are_compared_by_their_tensors():
+    assert compare({"cache": Cache(1.0)}, {"cache": Cache(1.0)}, TIGHT).same
+    verdict = compare({"cache": Cache(1.0)}, {"cache": Cache(2.0)}, TIGHT)
+    assert not verdict.same and verdict.reason.startswith("out.cache.layers[0]:")

@@ -30,17 +30,30 @@ class Verdict:
     reason: str = ""  # which leaf differed and by how much
 
 
-def leaves(obj: Any, path: str = "out") -> list[tuple[str, Any]]:
-    """(path, leaf) pairs of nested tuples, lists, dicts and objects with `to_tuple`."""
-    if isinstance(obj, torch.Tensor):
+PLAIN = (int, float, complex, str, bytes, bool, type(None))
+MAX_DEPTH = 8
+
+
+def leaves(obj: Any, path: str = "out", depth: int = 0) -> list[tuple[str, Any]]:
+    """(path, leaf) pairs of nested tuples, lists and dicts. Leaves are tensors and plain
+    values; other objects (a key-value cache, say) are walked through their attributes, and
+    what is neither is left out rather than compared by identity."""
+    if isinstance(obj, torch.Tensor) or isinstance(obj, PLAIN):
         return [(path, obj)]
+    if depth >= MAX_DEPTH:
+        return []
     if isinstance(obj, Mapping):
-        return [pair for key in obj for pair in leaves(obj[key], f"{path}.{key}")]
-    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
-        return [pair for i, item in enumerate(obj) for pair in leaves(item, f"{path}[{i}]")]
+        return [pair for key in obj for pair in leaves(obj[key], f"{path}.{key}", depth + 1)]
+    if isinstance(obj, Sequence):
+        return [pair for i, item in enumerate(obj)
+                for pair in leaves(item, f"{path}[{i}]", depth + 1)]
     if hasattr(obj, "to_tuple"):
-        return leaves(obj.to_tuple(), path)
-    return [(path, obj)]
+        return leaves(obj.to_tuple(), path, depth + 1)
+    attributes = getattr(obj, "__dict__", None)
+    if isinstance(attributes, dict):
+        return [pair for key in sorted(attributes) if not key.startswith("_")
+                for pair in leaves(attributes[key], f"{path}.{key}", depth + 1)]
+    return []
 
 
 def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
