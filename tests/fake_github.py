@@ -16,6 +16,7 @@ PAGE_SIZE = 2  # small, so that a handful of comments spans several pages
 class FakeGitHub:
     def __init__(self) -> None:
         self.comments: dict[int, list[dict]] = {}
+        self.pulls: dict[int, dict] = {}  # number -> {"number": .., "head": {"sha": ..}}
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, authorization
         self.failures: list[tuple[int, dict]] = []
         self.next_id = 1000
@@ -77,6 +78,11 @@ class FakeGitHub:
                 if not self._start():
                     return
                 url = urlparse(self.path)
+                pull = re.fullmatch(r"/repos/octo/bench/pulls/(\d+)", url.path)
+                if pull:
+                    found = fake.pulls.get(int(pull.group(1)))
+                    return self._answer(200, found) if found else self._answer(
+                        404, {"message": "Not Found"})
                 match = re.fullmatch(r"/repos/octo/bench/issues/(\d+)/comments", url.path)
                 if not match:
                     return self._answer(404, {"message": "Not Found"})

@@ -110,6 +110,7 @@ INPUTS: tuple[Input, ...] = (
     Input("data-branch", _branch, "gh-pages"),
     Input("data-folder", _folder, "benchmarks"),
     Input("data-repository", _repository, ""),
+    Input("data-remote", _text, ""),
     Input("push", _tristate, "auto"),
     Input("build-site", _tristate, "auto"),
     Input("comment", _choice("always", "on-regression", "never"), "always"),

@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
+
+
+class NoBaseline(UserError):
+    """The history holds nothing to compare with (a first run, or a new environment)."""
 
 
 @dataclass(frozen=True)

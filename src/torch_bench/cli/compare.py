@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from torch_bench.analyze import git
-from torch_bench.analyze.baseline import Baseline, choose_baseline, explicit, noise_history
+from torch_bench.analyze.baseline import (
+    Baseline,
+    NoBaseline,
+    choose_baseline,
+    explicit,
+    noise_history,
+)
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.errors import UserError
@@ -156,7 +162,7 @@ def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
         ancestry = git.ancestors(args.repo_dir, found) if found else []
     baseline = choose_baseline(head, history, base_branch=base_branch, ancestors=ancestry)
     if baseline is None:
-        raise UserError(f"--history {args.history}: no run of branch {base_branch!r} with the "
+        raise NoBaseline(f"--history {args.history}: no run of branch {base_branch!r} with the "
                         f"head's environment fingerprint {head[0].fingerprint}; pass a "
                         "BASE file instead")
     return baseline

@@ -118,6 +118,7 @@ def handle(args: argparse.Namespace) -> int:
     results = _execute_with_progress(planned, config, console)
     run = assemble_run(config, results, preflight)
     Console().print(results_table(run.results))
+    _print_suite_reports(config, run.results)
     write_outputs(run, args, console)
     failures = [r for r in results if not r.ok and r.status != "skipped"]
     return 1 if args.strict and failures else 0
@@ -163,3 +164,12 @@ def _execute_with_progress(planned, config, console: Console):
         results = execute(planned, config, started, done)
         progress.update(task, description="done")
     return results
+
+
+def _print_suite_reports(config, results) -> None:
+    """Each suite's own report (for example per-metric grid tables), as plain text."""
+    for ref in config.suites:
+        suite = get_suite(ref)
+        own = [r for r in results if r.suite == suite.name]
+        if suite.render is not None and own:
+            print("\n".join(suite.render(own)))

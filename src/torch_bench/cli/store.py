@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from torch_bench.errors import UserError
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
+from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.documents import check_run
 from torch_bench.store.folder import store_in_folder
-from torch_bench.store.git import Credentials
 from torch_bench.store.reader import load_history
 from torch_bench.store.remote import StoreReport, Target, store_runs
 from torch_bench.store.retry import RetryPolicy, display_url
@@ -85,27 +82,6 @@ def load_sources(sources: list[str]) -> list[Run]:
             check_run(run, source)
             runs.setdefault(run.run_id, run)
     return list(runs.values())
-
-
-def credentials_for(remote: str, token: str | None) -> Credentials | None:
-    """The token for an HTTP(S) remote, sent to that remote's server only."""
-    parts = urlsplit(remote)
-    if not token or parts.scheme not in ("http", "https"):
-        return None
-    return Credentials(token, scope=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}/")
-
-
-def default_remote(environ: Mapping[str, str]) -> str:
-    repository = environ.get("GITHUB_REPOSITORY")
-    if repository:
-        server = environ.get("GITHUB_SERVER_URL", "https://github.com")
-        return f"{server}/{repository}.git"
-    done = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True,
-                          text=True, check=False)
-    if done.returncode != 0 or not done.stdout.strip():
-        raise UserError("--remote: no remote given and no 'origin' remote here; name one with "
-                        "--remote, or use --to-folder DIR")
-    return done.stdout.strip()
 
 
 def describe(report: StoreReport, where: str) -> str:

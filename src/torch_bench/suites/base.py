@@ -86,6 +86,9 @@ class Suite:
     record_memory: bool = True  # add the case process's memory figures as results
     # Suite-level results from all case results, computed in the parent after the cases run.
     summarize: Callable[[Sequence[Result]], Sequence[Result]] | None = None
+    # Optional suite-specific report printed after the results table: the suite's results
+    # in, lines of text out.
+    render: Callable[[Sequence[Result]], list[str]] | None = None
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:

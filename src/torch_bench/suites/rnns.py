@@ -1,17 +1,17 @@
 """The rnns suite: LSTM variants in the manner of PyTorch's fastrnns, forward and backward
-timed separately. Groups are named as fastrnns names them (`lstm`, `lstm-backward`) so the
-OSS and AI-PEP exports read the same to existing consumers.
+timed separately. Variants and groups are named as fastrnns names them (`lstm`,
+`lstm-backward` for fixed-length variants; `vl_lstm`, `vl_lstm-backward` for the
+variable-length ones) so the OSS and AI-PEP exports read the same to existing consumers.
+A variant that cannot run here (no TorchScript, say) reports `skipped` with the reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from torch_bench.measure.timer import measure
-from torch_bench.results.schema import Result, Status, failed, measured
+from torch_bench.results.schema import Result
 from torch_bench.suites.base import (
     CaseContext,
     CaseSpec,
@@ -21,10 +21,12 @@ from torch_bench.suites.base import (
     parse_name_list,
     parse_positive_int,
 )
+from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
 
 SUITE_NAME = "rnns"
 FORWARD_GROUP = "lstm"
 BACKWARD_GROUP = "lstm-backward"
+VL_GROUP = "vl_lstm"
 
 
 class VariantUnavailable(Exception):
@@ -48,49 +50,103 @@ def _inputs(sizes: Mapping[str, int], layers: int, device, dtype):
     return x, h0, c0
 
 
-def _module_lstm(use_cudnn: bool):
+def _varlen_inputs(sizes: Mapping[str, int], device, dtype):
+    """`mini_batch` sequences of random lengths in 1..seq_length, longest first (as packing
+    wants), and initial states."""
+    import torch
+
+    lengths = torch.randint(1, sizes["seq_length"] + 1, (sizes["mini_batch"],))
+    lengths = sorted(lengths.tolist(), reverse=True)
+    sequences = [torch.randn(n, sizes["input_size"], device=device, dtype=dtype)
+                 for n in lengths]
+    _, h0, c0 = _inputs({**sizes, "seq_length": 1}, 1, device, dtype)
+    return sequences, h0, c0
+
+
+def _script_or_skip(fn):
+    from torch_bench.suites import lstm_models
+
+    try:
+        return lstm_models.scripted(fn)
+    except Exception as exc:
+        raise VariantUnavailable(f"TorchScript cannot compile {fn.__name__}: {exc}") from exc
+
+
+def _module_lstm(use_cudnn: bool, varlen: bool = False):
     def build(sizes, device, dtype) -> LstmBench:
         import torch
 
-        layers = sizes["num_layers"]
+        layers = 1 if varlen else sizes["num_layers"]
         model = torch.nn.LSTM(sizes["input_size"], sizes["hidden_size"], layers)
         model = model.to(device=device, dtype=dtype)
-        x, h0, c0 = _inputs(sizes, layers, device, dtype)
+        if varlen:
+            sequences, h0, c0 = _varlen_inputs(sizes, device, dtype)
+            x = torch.nn.utils.rnn.pack_sequence(sequences)
+        else:
+            x, h0, c0 = _inputs(sizes, layers, device, dtype)
 
         def forward():
             with torch.backends.cudnn.flags(enabled=use_cudnn):
                 out, (hy, cy) = model(x, (h0, c0))
-            return out, hy, cy
+            return (out.data if varlen else out), hy, cy
 
         return LstmBench(forward, list(model.parameters()), layers)
 
     return build
 
 
-def _loop_lstm(scripted: bool):
+def _loop_lstm(loop_name: str, scripted: bool):
+    """A hand-written loop of `lstm_models` over one layer of weights."""
+
     def build(sizes, device, dtype) -> LstmBench:
         from torch_bench.suites import lstm_models
 
+        loop = getattr(lstm_models, loop_name)
         if scripted:
-            try:
-                loop = lstm_models.scripted_lstm_loop()
-            except Exception as exc:
-                raise VariantUnavailable(f"TorchScript cannot compile the cell: {exc}") from exc
-        else:
-            loop = lstm_models.lstm_loop
+            loop = _script_or_skip(loop)
         weights = lstm_models.lstm_weights(sizes["input_size"], sizes["hidden_size"], device,
                                            dtype)
-        x, h0, c0 = _inputs(sizes, 1, device, dtype)
+        if loop_name == "varlen_lstm_loop":
+            x, h0, c0 = _varlen_inputs(sizes, device, dtype)
+        else:
+            x, h0, c0 = _inputs(sizes, 1, device, dtype)
         return LstmBench(lambda: loop(x, h0[0], c0[0], *weights), weights, 1)
 
     return build
 
 
-VARIANTS: dict[str, Callable[..., LstmBench]] = {
-    "cudnn": _module_lstm(use_cudnn=True),
-    "aten": _module_lstm(use_cudnn=False),
-    "jit": _loop_lstm(scripted=True),
-    "py": _loop_lstm(scripted=False),
+def _multilayer_lstm(sizes, device, dtype) -> LstmBench:
+    from torch_bench.suites import lstm_models
+
+    loop = _script_or_skip(lstm_models.multilayer_lstm_loop)
+    layers = sizes["num_layers"]
+    weights = lstm_models.multilayer_weights(layers, sizes["input_size"], sizes["hidden_size"],
+                                             device, dtype)
+    x, h0, c0 = _inputs(sizes, layers, device, dtype)
+    return LstmBench(lambda: loop(x, h0, c0, weights), weights, layers)
+
+
+@dataclass(frozen=True)
+class Variant:
+    build: Callable[..., LstmBench]
+    group: str  # the forward group; backward is "<group>-backward"
+    layered: bool  # whether num_layers applies
+
+
+# fastrnns' names and groups.
+VARIANTS: dict[str, Variant] = {
+    "cudnn": Variant(_module_lstm(use_cudnn=True), FORWARD_GROUP, True),
+    "aten": Variant(_module_lstm(use_cudnn=False), FORWARD_GROUP, True),
+    "jit": Variant(_loop_lstm("lstm_loop", scripted=True), FORWARD_GROUP, False),
+    "jit_premul": Variant(_loop_lstm("premul_lstm_loop", scripted=True), FORWARD_GROUP, False),
+    "jit_premul_bias": Variant(_loop_lstm("premul_bias_lstm_loop", scripted=True),
+                               FORWARD_GROUP, False),
+    "jit_simple": Variant(_loop_lstm("simple_lstm_loop", scripted=True), FORWARD_GROUP, False),
+    "jit_multilayer": Variant(_multilayer_lstm, FORWARD_GROUP, True),
+    "py": Variant(_loop_lstm("lstm_loop", scripted=False), FORWARD_GROUP, False),
+    "vl_cudnn": Variant(_module_lstm(use_cudnn=True, varlen=True), VL_GROUP, False),
+    "vl_jit": Variant(_loop_lstm("varlen_lstm_loop", scripted=True), VL_GROUP, False),
+    "vl_py": Variant(_loop_lstm("varlen_lstm_loop", scripted=False), VL_GROUP, False),
 }
 
 SIZE_OPTIONS = ("seq_length", "num_layers", "input_size", "hidden_size", "mini_batch")
@@ -106,9 +162,10 @@ def _parse_variants(text: str) -> tuple[str, ...]:
 
 
 OPTIONS = (
-    Option("variants", _parse_variants, tuple(VARIANTS), "LSTM variants to run"),
+    Option("variants", _parse_variants, tuple(VARIANTS),
+           f"LSTM variants to run: {', '.join(VARIANTS)}"),
     Option("seq_length", parse_positive_int, 100, "sequence length"),
-    Option("num_layers", parse_positive_int, 1, "layers of the library LSTM variants"),
+    Option("num_layers", parse_positive_int, 1, "layers of cudnn, aten and jit_multilayer"),
     Option("input_size", parse_positive_int, 512, "input features"),
     Option("hidden_size", parse_positive_int, 512, "hidden features"),
     Option("mini_batch", parse_positive_int, 64, "batch size"),
@@ -117,30 +174,19 @@ OPTIONS = (
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     sizes = {name: options[name] for name in SIZE_OPTIONS}
-    return [
-        CaseSpec(
+    cases = []
+    for name in options["variants"]:
+        variant = VARIANTS[name]
+        cases.append(CaseSpec(
             suite=SUITE_NAME,
-            name=variant,
+            name=name,
             params={**sizes, "device": device, "dtype": "float32",
-                    "num_layers": sizes["num_layers"] if variant in ("cudnn", "aten") else 1},
-            outputs=(Output("forward_time", FORWARD_GROUP),
-                     Output("backward_time", BACKWARD_GROUP)),
+                    "num_layers": sizes["num_layers"] if variant.layered else 1},
+            outputs=(Output("forward_time", variant.group),
+                     Output("backward_time", f"{variant.group}-backward")),
             options={"sizes": sizes},
-        )
-        for variant in options["variants"]
-    ]
-
-
-def _profiled(label: str, fn: Callable[[], Any]) -> Callable[[], Any]:
-    import torch
-
-    record = getattr(torch.autograd.profiler, "record_function", None)
-
-    def call():
-        with record(label) if record else nullcontext():
-            return fn()
-
-    return call
+        ))
+    return cases
 
 
 def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
@@ -148,44 +194,17 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
 
     torch.manual_seed(0)
     try:
-        bench = VARIANTS[case.name](case.options["sizes"], torch.device(ctx.device),
-                                    torch.float32)
+        bench = VARIANTS[case.name].build(case.options["sizes"], torch.device(ctx.device),
+                                          torch.float32)
     except VariantUnavailable as exc:
-        return [failed(case.suite, case.name, out.metric, Status.SKIPPED.value, str(exc),
-                       params=case.params, group=out.group) for out in case.outputs]
-
-    clock = ctx.clock()
-
-    def zero_grads():
-        for p in bench.parameters:
-            p.grad = None
-
-    forward = _profiled(f"{FORWARD_GROUP}:{case.name}", bench.forward)
-    fwd = measure(forward, ctx.policy, clock)
-
-    pending: dict[str, Any] = {}
-    grads_out = [torch.randn_like(t) for t in bench.forward()]
-
-    def prepare_backward():
-        zero_grads()
-        pending["outputs"] = bench.forward()
-
-    backward = _profiled(
-        f"{BACKWARD_GROUP}:{case.name}",
-        lambda: torch.autograd.backward(pending["outputs"], grads_out),
-    )
-    bwd = measure(backward, ctx.policy, clock, setup=prepare_backward)
-    return [
-        measured(case.suite, case.name, "forward_time", fwd.samples_ms, params=case.params,
-                 group=FORWARD_GROUP, extra=fwd.extra()),
-        measured(case.suite, case.name, "backward_time", bwd.samples_ms, params=case.params,
-                 group=BACKWARD_GROUP, extra=bwd.extra()),
-    ]
+        return skipped_results(case, str(exc))
+    return time_forward_backward(case, ctx, bench.forward, bench.parameters)
 
 
 SUITE = Suite(
     name=SUITE_NAME,
-    description="LSTM variants (library, cuDNN off, TorchScript, pure Python), fwd and bwd",
+    description="LSTM variants (library, cuDNN off, TorchScript loops, pure Python; "
+                "fixed and variable length), forward and backward",
     options=OPTIONS,
     plan=plan,
     run_case=run_case,

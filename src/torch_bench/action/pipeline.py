@@ -1,0 +1,52 @@
+"""`python -m torch_bench.action`: the Action's main step, the pipeline in order.
+
+    results  = run the suites, or ingest a results file
+    history  = the data branch's data folder, read-only
+    outcome  = compare with the baseline from that history (report, summary, annotations)
+    store    = append the results to the data branch (pushes to the default branch)
+    publish  = rebuild the dashboard on the data branch (when results were stored)
+    comment  = one PR comment, updated in place (fork PRs: a report file instead)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from torch_bench.action import stages
+from torch_bench.action.context import read_context
+from torch_bench.action.inputs import ActionInputs, read_inputs
+
+
+def config_name(inputs: ActionInputs, environ: Mapping[str, str]) -> str:
+    """One PR comment per job, configuration and shard."""
+    shard = f"-{inputs['partition-id']}of{inputs['total-partitions']}" \
+        if inputs["total-partitions"] > 1 else ""
+    return f"{environ.get('GITHUB_JOB', 'bench')}-{inputs['suites']}-{inputs['device']}{shard}"
+
+
+def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
+    inputs, ctx = read_inputs(environ), read_context(environ)
+    paths = stages.Paths(Path(inputs["output-dir"]).resolve())
+    name = config_name(inputs, environ)
+    target = stages.data_target(inputs, environ)
+    creds = stages.credentials(target, environ)
+
+    results = stages.produce_results(inputs, paths)
+    history = stages.read_history(target, creds, paths)
+    outcome = stages.compare(inputs, ctx, results, history, paths, name) \
+        if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
+    pushed = ctx.should_push(inputs["push"])
+    if pushed:
+        stages.store(results, target, creds)
+    if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
+        stages.publish(target, creds, paths)
+    comment_url = stages.comment(inputs, ctx, outcome, name, environ)
+
+    stages.write_outputs({
+        "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
+        "regressions": outcome.regressions, "improvements": outcome.improvements,
+        "dashboard-url": ctx.dashboard_url(), "comment-url": comment_url,
+    }, environ)
+    return 1 if inputs["fail-on-regression"] and outcome.verdict == "regression" else 0

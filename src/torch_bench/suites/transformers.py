@@ -1,0 +1,232 @@
+"""The transformers suite: models from the Hugging Face `transformers` library, built from
+their configuration with random weights, timed over a grid of batch sizes and sequence
+lengths in inference (no grad) and training (forward with labels, loss, backward) modes.
+
+Each (model, mode, dtype, batch size, sequence length) is its own case, hence its own
+process, so the peak memory the worker records belongs to that case alone. Results:
+`latency` (ms per step), `throughput` (samples/s), `token_throughput` (tokens/s: batch size
+x sequence length of the encoder input per step), and the worker's `peak_rss`. With
+`trace_memory`, the latency result's `extra.memory_trace` holds the source lines that grew
+memory most during one step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from torch_bench.errors import UserError
+from torch_bench.measure.timer import measure
+from torch_bench.results.schema import Result, Status, failed, measured
+from torch_bench.suites.base import (
+    CaseContext,
+    CaseSpec,
+    Option,
+    Output,
+    Suite,
+    parse_int_list,
+    parse_name_list,
+    parse_positive_int,
+)
+
+SUITE_NAME = "transformers"
+MODES = ("inference", "train")
+DTYPE_NAMES = ("fp32", "fp16", "bf16")
+HEADS = ("lm", "base")
+OUTPUTS = (Output("latency"), Output("throughput"), Output("token_throughput"))
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse_bool(text: str) -> bool:
+    word = str(text).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ValueError(f"expected one of {', '.join(TRUE_WORDS + FALSE_WORDS)}, got {text!r}")
+
+
+def _choices(allowed: Sequence[str]):
+    def parse(text: str) -> tuple[str, ...]:
+        names = parse_name_list(text)
+        unknown = [n for n in names if n not in allowed]
+        if unknown:
+            raise ValueError(f"unknown value(s) {', '.join(unknown)}; "
+                             f"choose from {', '.join(allowed)}")
+        return tuple(dict.fromkeys(names))
+
+    return parse
+
+
+def _parse_head(text: str) -> str:
+    head = str(text).strip()
+    if head not in HEADS:
+        raise ValueError(f"expected one of {', '.join(HEADS)}, got {text!r}")
+    return head
+
+
+def _parse_models(text: str) -> tuple[str, ...]:
+    from torch_bench.models.sources import reference_kind
+
+    refs = parse_name_list(text)
+    for ref in refs:
+        if reference_kind(ref) == "file" and not os.path.exists(os.path.expanduser(ref)):
+            raise ValueError(f"{ref}: no such configuration file or folder")
+    return refs
+
+
+def _parse_compile(text: str) -> str:
+    backend = str(text).strip()
+    if not backend:
+        raise ValueError("expected a torch.compile backend name or 'none'")
+    return "none" if backend.lower() in FALSE_WORDS + ("none",) else backend
+
+
+OPTIONS = (
+    Option("models", _parse_models, ("tiny-bert", "tiny-gpt2", "tiny-t5"),
+           "models: built-in tiny-bert, tiny-gpt2, tiny-t5; a config.json path; or a Hub id "
+           "(configuration only, fetched when online)"),
+    Option("batch_sizes", parse_int_list, (8,), "batch sizes of the grid"),
+    Option("seq_lengths", parse_int_list, (8, 32, 128), "sequence lengths of the grid"),
+    Option("mode", _choices(MODES), MODES, "inference (no grad) and/or train (loss, backward)"),
+    Option("dtype", _choices(DTYPE_NAMES), ("fp32",),
+           "fp32, fp16, bf16 (a list runs each); unsupported ones report skipped"),
+    Option("torchscript", parse_bool, False, "trace inference with TorchScript"),
+    Option("compile", _parse_compile, "none",
+           "torch.compile backend for the measured model (inductor, eager, ...) or none"),
+    Option("head", _parse_head, "lm", "lm: model with its language-model head; base: bare model"),
+    Option("trace_memory", parse_bool, False,
+           "trace memory line by line during one step (extra.memory_trace, printed)"),
+    Option("trace_top", parse_positive_int, 10, "lines kept by the memory trace"),
+)
+
+
+def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
+    if options["torchscript"] and options["compile"] != "none":
+        raise UserError("--torchscript and --compile: choose one of them")
+    settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"]}
+    return [
+        CaseSpec(
+            suite=SUITE_NAME,
+            name=model,
+            params={"model": model, "batch_size": batch, "sequence_length": seq, "mode": mode,
+                    "dtype": dtype, "head": options["head"], "device": device,
+                    "torchscript": options["torchscript"] and mode == "inference",
+                    "compile": options["compile"]},
+            outputs=OUTPUTS,
+            options=settings,
+        )
+        for model in options["models"]
+        for mode in options["mode"]
+        for dtype in options["dtype"]
+        for batch in options["batch_sizes"]
+        for seq in options["seq_lengths"]
+    ]
+
+
+def _all_failed(case: CaseSpec, status: Status, message: str) -> list[Result]:
+    return [failed(case.suite, case.name, out.metric, status.value, message,
+                   params=case.params, group=out.group) for out in case.outputs]
+
+
+def _build(case: CaseSpec, device: str):
+    """The model and its inputs for the case, or raise ModelLoadError / Unsupported."""
+    import torch
+
+    from torch_bench.models import build_transformer, load_config, transformer_inputs
+    from torch_bench.models.transformer import max_positions
+    from torch_bench.suites.transformer_steps import Unsupported, torch_dtype
+
+    p = case.params
+    config = load_config(p["model"])
+    limit = max_positions(config)
+    if limit is not None and p["sequence_length"] > limit:
+        raise Unsupported(f"sequence length {p['sequence_length']} exceeds the model's "
+                          f"{limit} positions")
+    model = build_transformer(config, head=p["head"] == "lm")
+    model = model.to(device=torch.device(device), dtype=torch_dtype(p["dtype"]))
+    inputs = transformer_inputs(config, p["batch_size"], p["sequence_length"], device,
+                                labels=p["mode"] == "train" and p["head"] == "lm")
+    return model, inputs
+
+
+def _step(case: CaseSpec, model, inputs):
+    from torch_bench.suites.transformer_steps import inference_step, training_step
+
+    p = case.params
+    backend = None if p["compile"] == "none" else p["compile"]
+    if p["mode"] == "inference":
+        return inference_step(model, inputs, p["torchscript"], backend)
+    return training_step(model, inputs, p["head"] == "lm", backend)
+
+
+def _trace(step, case: CaseSpec, device: str) -> dict[str, Any]:
+    import transformers
+
+    from torch_bench.measure.memtrace import trace_memory
+
+    include = [os.path.dirname(transformers.__file__), os.path.dirname(__file__)]
+    trace = trace_memory(step.run, include, top=case.options.get("trace_top", 10),
+                         cuda_device=device if device.startswith("cuda") else None)
+    return trace.to_dict()
+
+
+def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
+    import torch
+    import transformers
+
+    from torch_bench.models import ModelLoadError
+    from torch_bench.suites.transformer_steps import Unsupported, first_call
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    p = case.params
+    try:
+        model, inputs = _build(case, ctx.device)
+        step = _step(case, model, inputs)
+        first_ms = first_call(step, p["dtype"], ctx.device)
+    except ModelLoadError as exc:
+        return _all_failed(case, Status.MODEL_FAIL_TO_LOAD, str(exc))
+    except Unsupported as exc:
+        return _all_failed(case, Status.SKIPPED, str(exc))
+    timing = measure(step.run, ctx.policy, ctx.clock())
+    extra = {**timing.extra(), **step.extra, "first_call_ms": round(first_ms, 3),
+             "transformers": transformers.__version__}
+    if case.options.get("trace_memory"):
+        extra["memory_trace"] = _trace(step, case, ctx.device)
+    batch, tokens = p["batch_size"], p["batch_size"] * p["sequence_length"]
+    samples = timing.samples_ms
+    return [
+        measured(case.suite, case.name, "latency", samples, params=p, extra=extra),
+        measured(case.suite, case.name, "throughput", [batch * 1e3 / s for s in samples],
+                 params=p),
+        measured(case.suite, case.name, "token_throughput",
+                 [tokens * 1e3 / s for s in samples], params=p),
+    ]
+
+
+def render(results: Sequence[Result]) -> list[str]:
+    """The per-metric grid tables, then each memory trace."""
+    from torch_bench.measure.memtrace import format_memory_trace
+    from torch_bench.report.grid import format_grid_tables
+
+    lines = format_grid_tables(results)
+    for result in results:
+        trace = result.extra.get("memory_trace")
+        if trace:
+            shown = ", ".join(f"{k}={result.params[k]}"
+                              for k in ("mode", "batch_size", "sequence_length", "dtype"))
+            lines += ["", *format_memory_trace(trace, f"{result.name} ({shown})")]
+    return lines
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    description="Hugging Face transformers from their configuration: inference and training "
+                "speed and memory over batch sizes x sequence lengths",
+    options=OPTIONS,
+    plan=plan,
+    run_case=run_case,
+    render=render,
+)

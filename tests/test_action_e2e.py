@@ -1,0 +1,194 @@
+"""The Action end to end, as a runner runs it: the composite step's script from action.yml,
+with its `env:` filled from the inputs, GITHUB_* variables, event payload files, GITHUB_OUTPUT
+and GITHUB_STEP_SUMMARY, a local bare repository as the data remote and a local HTTP server
+as the GitHub API."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from fake_github import FakeGitHub
+
+from torch_bench.store.reader import load_history
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+TOKEN = "ghs_e2eSECRETtoken0123456789"
+TINY = ("--variants py --seq-length 4 --input-size 8 --hidden-size 8 --mini-batch 2 "
+        "--max-time 0.2 --min-repeats 3 --max-repeats 10 --no-preflight")
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+class World:
+    """A project repository (main and a feature branch), a bare data remote, a fake API."""
+
+    def __init__(self, root: Path, api: FakeGitHub):
+        self.root, self.api = root, api
+        self.remote = root / "data.git"
+        git(root, "init", "-q", "--bare", str(self.remote))
+        self.project = root / "project"
+        self.project.mkdir()
+        git(self.project, "init", "-q", "-b", "main")
+        git(self.project, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q",
+            "--allow-empty", "-m", "base")
+        self.base_sha = git(self.project, "rev-parse", "HEAD")
+        git(self.project, "checkout", "-q", "-b", "feature")
+        git(self.project, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q",
+            "--allow-empty", "-m", "a change </script><script>window.__xss=1</script>")
+        self.head_sha = git(self.project, "rev-parse", "HEAD")
+        api.pulls[7] = {"number": 7, "head": {"sha": self.head_sha}}
+        self.count = 0
+
+    def event(self, kind: str, fork: bool = False) -> dict[str, str]:
+        self.count += 1
+        folder = self.root / f"event{self.count}"
+        folder.mkdir()
+        repo = {"full_name": "octo/bench", "default_branch": "main"}
+        if kind == "push":
+            payload = {"repository": repo, "head_commit": {"message": "base"}}
+            env = {"GITHUB_EVENT_NAME": "push", "GITHUB_REF": "refs/heads/main",
+                   "GITHUB_REF_NAME": "main", "GITHUB_SHA": self.base_sha}
+        else:
+            head_repo = {"full_name": "mallory/bench"} if fork else repo
+            payload = {"repository": repo, "pull_request": {
+                "number": 7, "title": "Faster @everyone <b>",
+                "head": {"sha": self.head_sha, "ref": "feature", "repo": head_repo},
+                "base": {"sha": self.base_sha, "ref": "main", "repo": repo}}}
+            env = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_REF": "refs/pull/7/merge",
+                   "GITHUB_HEAD_REF": "feature", "GITHUB_BASE_REF": "main",
+                   "GITHUB_SHA": self.head_sha}
+        (folder / "event.json").write_text(json.dumps(payload))
+        (folder / "output").write_text("")
+        (folder / "summary").write_text("")
+        return {**env, "GITHUB_EVENT_PATH": str(folder / "event.json"),
+                "GITHUB_OUTPUT": str(folder / "output"),
+                "GITHUB_STEP_SUMMARY": str(folder / "summary"),
+                "GITHUB_REPOSITORY": "octo/bench", "GITHUB_SERVER_URL": "https://github.com",
+                "GITHUB_API_URL": self.api.url, "GITHUB_ACTIONS": "true",
+                "GITHUB_JOB": "bench", "GITHUB_WORKSPACE": str(self.project),
+                "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(folder)}
+
+    def runs(self, branch: str = "gh-pages") -> list:
+        checkout = self.root / f"read{self.count}-{threading.get_ident()}"
+        git(self.root, "clone", "-q", "-b", branch, str(self.remote), str(checkout))
+        return list(load_history(checkout / "benchmarks").runs)
+
+    def branch_files(self) -> set[str]:
+        if not git(self.remote, "branch", "--list", "gh-pages"):
+            return set()
+        return set(git(self.remote, "ls-tree", "-r", "--name-only", "gh-pages").split())
+
+
+def bench_step() -> dict:
+    return next(step for step in ACTION["runs"]["steps"] if step.get("id") == "bench")
+
+
+def run_action(world: World, github: dict[str, str], **inputs: str):
+    """Run the main composite step as the runner would: its script, its env."""
+    given = {"device": "cpu", "run-args": TINY, "data-remote": str(world.remote),
+             "github-token": TOKEN, **inputs}
+    step = bench_step()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GITHUB_", "TB_", "RUNNER_"))}
+    for variable, expression in step["env"].items():
+        name = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expression).group(1)
+        default = ACTION["inputs"][name].get("default", "")
+        env[variable] = given.get(name, "" if name == "github-token" else default)
+    env.update(github)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    out_dir = Path(github["RUNNER_TEMP"]) / "out"
+    env["TB_OUTPUT_DIR"] = str(out_dir)
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=world.project, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert TOKEN not in done.stdout + done.stderr
+    outputs = dict(line.split("=", 1) for line in
+                   Path(github["GITHUB_OUTPUT"]).read_text().splitlines() if "=" in line)
+    return done, outputs, out_dir
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with FakeGitHub() as api:
+        yield World(tmp_path_factory.mktemp("action"), api)
+
+
+def test_install_step_builds_the_action_from_its_checkout(tmp_path):
+    step = ACTION["runs"]["steps"][0]
+    assert "$ACTION_PATH" in step["run"] and step["env"]["ACTION_PATH"] == \
+        "${{ github.action_path }}"
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.glob("torch_bench_action-*.whl"))
+
+
+def test_push_to_main_appends_and_rebuilds_the_dashboard(world):
+    done, outputs, out = run_action(world, world.event("push"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = world.runs()
+    assert len(runs) == 1 and runs[0].git["sha"] == world.base_sha
+    files = world.branch_files()
+    assert "index.html" in files and any(f.startswith("benchmarks/runs/") for f in files)
+    assert outputs["verdict"] == "no-baseline"
+    assert outputs["results-path"] == str(out / "results.json")
+    assert outputs["dashboard-url"] == "https://octo.github.io/bench/"
+
+
+def test_pr_gets_one_comment_updated_in_place(world):
+    if not world.runs():
+        pytest.skip("needs the push test's history")
+    for attempt in (1, 2):
+        github = world.event("pull_request")
+        done, outputs, out = run_action(world, github)
+        assert done.returncode == 0, done.stdout + done.stderr
+        comments = world.api.comments[7]
+        assert len(comments) == 1, f"attempt {attempt}: {len(comments)} comments"
+        assert outputs["comment-url"] == comments[0]["html_url"]
+        assert outputs["verdict"] in ("unchanged", "inconclusive", "improvement", "regression")
+        summary = Path(github["GITHUB_STEP_SUMMARY"]).read_text()
+        assert "lstm" in summary
+    body = world.api.comments[7][0]["body"]
+    assert "@everyone" not in body and "<script>" not in body
+    assert len(world.runs()) == 1  # PR results are not appended to the history
+
+
+def test_two_matrix_shards_at_once_both_land(world):
+    before = len(world.runs())
+    events = [world.event("push"), world.event("push")]
+    outcomes = [None, None]
+
+    def shard(index):
+        outcomes[index] = run_action(world, events[index], **{"build-site": "false"})
+
+    threads = [threading.Thread(target=shard, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for done, _, _ in outcomes:
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert len(world.runs()) == before + 2
+
+
+def test_fork_pr_gets_a_report_artifact_and_writes_nothing(world):
+    before_files, before_comments = world.branch_files(), len(world.api.comments.get(7, []))
+    github = world.event("pull_request", fork=True)
+    done, outputs, out = run_action(world, github, push="true", comment="always")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "pr-report" / "report.md").read_text().strip()
+    assert (out / "pr-report" / "pr-number.txt").read_text().strip() == "7"
+    assert world.branch_files() == before_files
+    assert len(world.api.comments.get(7, [])) == before_comments
+    assert outputs["comment-url"] == ""

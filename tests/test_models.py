@@ -1,0 +1,79 @@
+import json
+import time
+
+import pytest
+import torch
+
+from torch_bench.models import (
+    RESNETS,
+    TINY_MODELS,
+    ModelLoadError,
+    build_resnet,
+    build_tiny,
+    load_config,
+    sources,
+)
+from torch_bench.models.resnet import resnet
+
+# Parameter counts of torchvision's resnet18 / resnet50 (1000 classes).
+TORCHVISION_PARAMETERS = {"resnet18": 11_689_512, "resnet50": 25_557_032}
+
+
+@pytest.mark.parametrize("name", RESNETS)
+def test_resnet_has_torchvision_shape_and_scripts_to_the_same_function(name):
+    model, inputs = build_resnet(name, batch_size=1, image_size=32)
+    own = resnet(name, prefer_torchvision=False)
+    assert sum(p.numel() for p in own.parameters()) == TORCHVISION_PARAMETERS[name]
+    with torch.no_grad():
+        eager = model(**inputs)
+        scripted = torch.jit.script(model)(**inputs)
+    assert eager.shape == (1, 1000)
+    torch.testing.assert_close(scripted, eager)
+
+
+def test_tiny_models_run_and_the_encoder_decoder_gets_decoder_inputs():
+    assert TINY_MODELS == ("tiny-bert", "tiny-gpt2", "tiny-t5")
+    for name in TINY_MODELS:
+        model, inputs = build_tiny(name, batch_size=2, seq_length=8)
+        assert inputs["input_ids"].shape == (2, 8)
+        assert ("decoder_input_ids" in inputs) == (name == "tiny-t5")
+        with torch.no_grad():
+            logits = model(**inputs).logits
+        assert logits.shape == (2, 8, 1024)
+    bare, _ = build_tiny("tiny-gpt2", head=False)
+    assert type(bare).__name__ == "GPT2Model"
+
+
+def test_config_from_a_local_file_or_folder(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "n_head": 2, "vocab_size": 100}))
+    for ref in (str(tmp_path / "config.json"), str(tmp_path)):
+        config = load_config(ref)
+        assert (config.model_type, config.n_embd, config.vocab_size) == ("gpt2", 32, 100)
+
+
+def test_bad_local_configs_say_what_is_wrong(tmp_path):
+    with pytest.raises(ModelLoadError, match="no such configuration file"):
+        load_config(str(tmp_path / "missing.json"))
+    (tmp_path / "c.json").write_text('{"n_embd": 3}')
+    with pytest.raises(ModelLoadError, match="needs a 'model_type' key"):
+        load_config(str(tmp_path / "c.json"))
+
+
+def test_a_hub_id_fails_fast_and_clearly_when_offline(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # nothing cached
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError, match="'bert-base-uncased': not in the local .* "
+                                             "HF_HUB_OFFLINE is set"):
+        load_config("bert-base-uncased")
+
+
+def test_a_hub_id_fails_fast_when_the_hub_is_unreachable(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(sources, "HUB_HOST", "127.0.0.1")  # nothing listens on :443
+    started = time.monotonic()
+    with pytest.raises(ModelLoadError, match="unreachable"):
+        load_config("gpt2")
+    assert time.monotonic() - started < sources.PROBE_TIMEOUT_S + 5
