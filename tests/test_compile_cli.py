@@ -4,7 +4,7 @@ from torch_bench.results.document import load_run
 
 CONFIG = """
 skip:
-  all: [tiny_resnet]
+  all: [resnet18]
   device: {cpu: [lstm], cuda: []}
   training: [mlp]
   control_flow: [branchy]
@@ -17,7 +17,7 @@ tolerance:
   cosine_threshold: 0.99
   fp64_reference: true
   classes: {higher: [mlp], even_higher: [], cosine: []}
-slow: [tiny_transformer]
+slow: [tiny_bert]
 non_deterministic: [noisy]
 """
 SUPPORT = "support.zoo_models"
@@ -26,7 +26,7 @@ FAST = ["--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "10", "--war
 
 def test_compile_suite_reports_every_status(cli, tmp_path, child_can_import_support):
     (tmp_path / "compile.yaml").write_text(CONFIG)
-    models = ["mlp", "lstm", "tiny_transformer", "tiny_resnet", f"{SUPPORT}:perturbed",
+    models = ["mlp", "lstm", "tiny_bert", "resnet18", f"{SUPPORT}:perturbed",
               f"{SUPPORT}:broken", f"{SUPPORT}:crashing", f"{SUPPORT}:restless",
               f"branchy={SUPPORT}:crashing", f"{SUPPORT}:hungry"]
     cli("run", "--suite", "compile", "--compile-config", "compile.yaml", "--backend",
@@ -35,8 +35,8 @@ def test_compile_suite_reports_every_status(cli, tmp_path, child_can_import_supp
     run = load_run(tmp_path / "r.json")  # validated against the schema
     speedup = {r.name: r for r in run.results if r.metric == "speedup"}
     assert {name: r.status for name, r in speedup.items()} == {
-        "mlp": "pass", "lstm": "skipped", "tiny_transformer": "skipped",
-        "tiny_resnet": "skipped", "perturbed": "fail_accuracy", "broken": "model_fail_to_load",
+        "mlp": "pass", "lstm": "skipped", "tiny_bert": "skipped",
+        "resnet18": "skipped", "perturbed": "fail_accuracy", "broken": "model_fail_to_load",
         "crashing": "fail_to_run", "restless": "eager_two_runs_differ", "branchy": "skipped",
         "hungry": "oom", "summary": "ok"}
     assert speedup["mlp"].params["batch_size"] == 4
@@ -50,8 +50,8 @@ def test_compile_suite_reports_every_status(cli, tmp_path, child_can_import_supp
 
 
 def test_sharded_run_records_its_shard(cli, tmp_path):
-    (tmp_path / "skip.yaml").write_text("skip: {all: [mlp, lstm, tiny_transformer, "
-                                        "tiny_resnet]}\n")
+    (tmp_path / "skip.yaml").write_text("skip: {all: [mlp, lstm, tiny_bert, "
+                                        "resnet18]}\n")
     shards = []
     for part in (0, 1):
         args = ["run", "--suite", "compile", "--compile-config", "skip.yaml", "--modes",
@@ -60,7 +60,7 @@ def test_sharded_run_records_its_shard(cli, tmp_path):
         if part == 1:
             cli(*args, "--out", "r.json", check=True)
     assert sorted(line.split()[0] for shard in shards for line in shard) == [
-        "compile/lstm", "compile/mlp", "compile/tiny_resnet", "compile/tiny_transformer"]
+        "compile/lstm", "compile/mlp", "compile/resnet18", "compile/tiny_bert"]
     run = load_run(tmp_path / "r.json")
     assert run.ci["shard"] == "1/2"
     assert {r.name for r in run.results if r.name != "summary"} == \

@@ -1,7 +1,9 @@
 import pytest
+import torch
 
 from torch_bench.errors import UserError
 from torch_bench.zoo import BUILTIN_MODELS, build, format_ref, parse_ref, parse_refs
+from torch_bench.zoo.accuracy import leaves
 from torch_bench.zoo.config import CompileConfig, load_compile_config, parse_compile_config
 
 FULL = """
@@ -92,7 +94,7 @@ def test_model_references():
 def test_builtin_models_build_and_run(name):
     example = build(parse_ref(name), batch_size=3)
     out = example.model(*example.args, **example.kwargs)
-    first = out[0] if isinstance(out, tuple) else out
+    first = next(t for _, t in leaves(out) if isinstance(t, torch.Tensor))
     assert first.shape[0 if name != "lstm" else 1] == 3
 
 

@@ -21,8 +21,10 @@ from typing import Any
 BUILTIN_MODELS: dict[str, str] = {
     "mlp": "torch_bench.zoo.builtin:mlp",
     "lstm": "torch_bench.zoo.builtin:lstm",
-    "tiny_transformer": "torch_bench.zoo.builtin:tiny_transformer",
-    "tiny_resnet": "torch_bench.zoo.builtin:tiny_resnet",
+    "tiny_bert": "torch_bench.zoo.builtin:tiny_bert",
+    "tiny_gpt2": "torch_bench.zoo.builtin:tiny_gpt2",
+    "tiny_t5": "torch_bench.zoo.builtin:tiny_t5",
+    "resnet18": "torch_bench.zoo.builtin:resnet18",
 }
 
 TORCHBENCH_PREFIX = "torchbenchmark/"

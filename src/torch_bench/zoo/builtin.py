@@ -1,6 +1,8 @@
-"""Built-in zoo models: tiny, so that compiling them on a CPU takes seconds.
+"""Built-in zoo models: tiny, so that compiling them on a CPU takes seconds, and the text
+classifier the training suite trains.
 
-Each builder returns `(model, example_inputs)` and takes an optional batch size.
+Each builder returns `(model, example_inputs)` and takes an optional batch size. The
+transformers and the ResNet come from `torch_bench.models`, which the other suites measure.
 """
 
 from __future__ import annotations
@@ -81,44 +83,29 @@ class TinyTextClassifier(nn.Module):
         return self.head(self.norm(self.blocks(x)).mean(dim=1))
 
 
-def tiny_transformer(batch_size: int | None = None):
-    torch.manual_seed(0)
-    model = TinyTextClassifier()
-    return model, (torch.randint(0, 64, (batch_size or 8, 16), generator=_generator()),)
+def _tiny(name: str, batch_size: int | None):
+    from torch_bench.models import build_tiny
+
+    return build_tiny(name, head=True, batch_size=batch_size or 2, seq_length=16)
 
 
-class BasicBlock(nn.Module):
-    def __init__(self, channels_in: int, channels: int, stride: int) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels_in, channels, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(channels)
-        self.conv2 = nn.Conv2d(channels, channels, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(channels)
-        self.shortcut = nn.Identity() if stride == 1 and channels_in == channels else \
-            nn.Sequential(nn.Conv2d(channels_in, channels, 1, stride, bias=False),
-                          nn.BatchNorm2d(channels))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+def tiny_bert(batch_size: int | None = None):
+    """The encoder of `torch_bench.models` with its masked-LM head."""
+    return _tiny("tiny-bert", batch_size)
 
 
-class TinyResNet(nn.Module):
-    """A ResNet of basic blocks, two stages of 8 and 16 channels."""
-
-    def __init__(self, classes: int = 10) -> None:
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 1, 1, bias=False), nn.BatchNorm2d(8),
-                                  nn.ReLU())
-        self.stages = nn.Sequential(BasicBlock(8, 8, 1), BasicBlock(8, 16, 2))
-        self.head = nn.Linear(16, classes)
-
-    def forward(self, images):
-        x = self.stages(self.stem(images))
-        return self.head(x.mean(dim=(2, 3)))
+def tiny_gpt2(batch_size: int | None = None):
+    """The decoder of `torch_bench.models` with its causal-LM head."""
+    return _tiny("tiny-gpt2", batch_size)
 
 
-def tiny_resnet(batch_size: int | None = None):
-    torch.manual_seed(0)
-    model = TinyResNet()
-    return model, (torch.randn(batch_size or 4, 3, 16, 16, generator=_generator()),)
+def tiny_t5(batch_size: int | None = None):
+    """The encoder-decoder of `torch_bench.models`."""
+    return _tiny("tiny-t5", batch_size)
+
+
+def resnet18(batch_size: int | None = None):
+    """ResNet-18 of `torch_bench.models` on 32x32 images, small enough for a CPU."""
+    from torch_bench.models import build_resnet
+
+    return build_resnet("resnet18", batch_size=batch_size or 2, image_size=32)
