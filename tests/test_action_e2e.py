@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fake_github import FakeGitHub
 
+from fake_github import FakeGitHub
 from torch_bench.store.reader import load_history
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 TOKEN = "ghs_e2eSECRETtoken0123456789"
-TINY = ("--variants py --seq-length 4 --input-size 8 --hidden-size 8 --mini-batch 2 "
+TINY = ("--threads 1 --variants py --seq-length 4 --input-size 8 --hidden-size 8 --mini-batch 2 "
         "--max-time 0.2 --min-repeats 3 --max-repeats 10 --no-preflight")
 
 

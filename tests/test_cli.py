@@ -12,6 +12,8 @@ def test_run_writes_a_valid_document_and_every_export(cli, tmp_path):
         ("lstm", "cudnn"), ("lstm", "py"), ("lstm-backward", "cudnn"), ("lstm-backward", "py")}
     assert run.env["fingerprint"] and run.env["torch"]
     assert run.config["options"]["rnns"]["seq_length"] == 5
+    assert run.env["threads"] == 1 and run.config["threads"] == 1
+    assert all(r.extra["threads"] == 1 for r in run.results if r.metric.endswith("_time"))
     oss = json.loads((tmp_path / "oss.json").read_text())
     assert set(oss["lstm"]) == {"cudnn", "py"}
     assert (tmp_path / "aipep.txt").read_text().startswith("Caffe2Observer ")

@@ -6,7 +6,7 @@ from torch_bench.measure.timer import TimingPolicy, measure
 
 def test_tiny_operation_is_timed_in_blocks():
     calls = []
-    timing = measure(lambda: calls.append(1), TimingPolicy(warmup=2, max_time_s=0.5))
+    timing = measure(lambda: calls.append(1), TimingPolicy(warmup=2, max_time_s=5))
     assert timing.number > 100  # a block of one append would be mostly timer overhead
     assert len(timing.samples_ms) >= 10
     assert all(s > 0 for s in timing.samples_ms)

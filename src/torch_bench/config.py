@@ -6,14 +6,14 @@ YAML layout (every key optional; CLI flags override it):
     suites: [rnns]
     device: cpu
     filter: "cudnn|py"            # regular expression over "suite/case"
-
-Selection and sharding are CLI flags (`--exclude REGEX`, `--exclude-exact NAME`,
-`--total-partitions N --partition-id I`): see `RunConfig.selects` and `RunConfig.shard`.
     timing: {warmup: 3, min_repeats: 10, max_repeats: 200, max_time_s: 3.0,
              target_rel_iqr: 0.02}
     isolation: {timeout_s: 900, memory_limit_mb: null}
     options:
       rnns: {seq_length: 20, variants: [cudnn, py]}
+
+Selection and sharding are CLI flags (`--exclude REGEX`, `--exclude-exact NAME`,
+`--total-partitions N --partition-id I`): see `RunConfig.selects` and `partition_of`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseSpec
 
-TOP_LEVEL_KEYS = ("suites", "device", "filter", "timing", "isolation", "options")
+TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
 
@@ -47,6 +47,7 @@ class RunConfig:
     exclude_exact: tuple[str, ...] = ()  # case names or "suite/case", matched exactly
     total_partitions: int = 1
     partition_id: int = 0
+    threads: int | None = None
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
@@ -71,6 +72,7 @@ class RunConfig:
             "exclude_exact": list(self.exclude_exact),
             "total_partitions": self.total_partitions,
             "partition_id": self.partition_id,
+            "threads": self.threads,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
@@ -166,6 +168,7 @@ def build_run_config(
     exclude_exact: list[str] | None = None,
     total_partitions: int | None = None,
     partition_id: int | None = None,
+    threads: int | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
     given as flags; they apply to every selected suite that declares them."""
@@ -223,6 +226,8 @@ def build_run_config(
         exclude_exact=tuple(exclude_exact or ()),
         total_partitions=total,
         partition_id=part,
+        threads=_threads(threads if threads is not None else data.get("threads"),
+                         "--threads" if threads is not None else f"{yaml_source}: threads"),
     )
 
 
@@ -237,6 +242,14 @@ def _partitions(total: int | None, part: int | None) -> tuple[int, int]:
         raise UserError(f"--partition-id: expected 0 to {total - 1} "
                         f"(partitions are numbered from 0), got {part}")
     return total, part
+
+
+def _threads(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: expected a whole number of threads >= 1, got {value!r}")
+    return value
 
 
 def _as_list(value: Any, where: str) -> list[str] | None:

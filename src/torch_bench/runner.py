@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torch_bench.config import RunConfig, partition_of
-from torch_bench.measure.environment import collect_environment
+from torch_bench.measure.environment import collect_environment, fingerprint
 from torch_bench.measure.isolation import run_isolated
 from torch_bench.measure.preflight import Preflight
 from torch_bench.provenance import ci_info, git_info
@@ -43,7 +43,7 @@ def execute(
     on_case_start: Callable[[PlannedCase], None] = lambda p: None,
     on_case_done: Callable[[PlannedCase, list[Result]], None] = lambda p, r: None,
 ) -> list[Result]:
-    ctx = CaseContext(device=config.device, policy=config.policy)
+    ctx = CaseContext(device=config.device, policy=config.policy, threads=config.threads)
     results: list[Result] = []
     for item in planned:
         on_case_start(item)
@@ -67,6 +67,9 @@ def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]
 def assemble_run(config: RunConfig, results: list[Result],
                  preflight: Preflight | None = None) -> Run:
     env = collect_environment()
+    if config.threads is not None:  # the cases ran with these, not this process's default
+        env["threads"] = config.threads
+        env["fingerprint"] = fingerprint(env)
     if preflight is not None:
         env["preflight"] = preflight.to_dict()
     ci = {**ci_info(), **({"shard": config.shard} if config.shard else {})}

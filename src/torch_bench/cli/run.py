@@ -48,6 +48,9 @@ def register(subparsers) -> None:
     parser.add_argument("--partition-id", type=int, metavar="I",
                         help="run shard I of --total-partitions, counting from 0")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="torch intra-op threads for every case (default: torch's own; on a "
+                             "shared or busy CPU, 1 gives far steadier numbers)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -99,6 +102,7 @@ def handle(args: argparse.Namespace) -> int:
         exclude_exact=args.exclude_exact,
         total_partitions=args.total_partitions,
         partition_id=args.partition_id,
+        threads=args.threads,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},

@@ -48,6 +48,7 @@ def run_isolated(
             "suite_ref": suite_ref or case.suite,
             "case": case.to_dict(),
             "device": ctx.device,
+            "threads": ctx.threads,
             "policy": asdict(ctx.policy),
             "memory_limit_mb": isolation.memory_limit_mb,
         }))

@@ -39,7 +39,12 @@ def memory_results(case: CaseSpec, ctx: CaseContext, rss_before_mb: float) -> li
 
 def run_request(request: dict) -> list[Result]:
     case = CaseSpec.from_dict(request["case"])
-    ctx = CaseContext(device=request["device"], policy=TimingPolicy(**request["policy"]))
+    ctx = CaseContext(device=request["device"], policy=TimingPolicy(**request["policy"]),
+                      threads=request.get("threads"))
+    if ctx.threads:
+        import torch
+
+        torch.set_num_threads(ctx.threads)
     suite = get_suite(request.get("suite_ref") or case.suite)
     if ctx.device.startswith("cuda"):
         memory.reset_cuda_peaks(ctx.device)

@@ -71,6 +71,7 @@ class CaseContext:
 
     device: str
     policy: TimingPolicy
+    threads: int | None = None  # torch intra-op threads the case runs with (None: default)
 
     def clock(self) -> Clock:
         return clock_for(self.device)
