@@ -50,8 +50,8 @@ def test_compile_suite_reports_every_status(cli, tmp_path, child_can_import_supp
 
 
 def test_sharded_run_records_its_shard(cli, tmp_path):
-    (tmp_path / "skip.yaml").write_text("skip: {all: [mlp, lstm, tiny_bert, "
-                                        "resnet18]}\n")
+    models = ["mlp", "lstm", "tiny_bert", "tiny_gpt2", "tiny_t5", "resnet18"]
+    (tmp_path / "skip.yaml").write_text(f"skip: {{all: [{', '.join(models)}]}}\n")
     shards = []
     for part in (0, 1):
         args = ["run", "--suite", "compile", "--compile-config", "skip.yaml", "--modes",
@@ -59,12 +59,14 @@ def test_sharded_run_records_its_shard(cli, tmp_path):
         shards.append(cli(*args, "--dry-run", check=True).stdout.splitlines())
         if part == 1:
             cli(*args, "--out", "r.json", check=True)
-    assert sorted(line.split()[0] for shard in shards for line in shard) == [
-        "compile/lstm", "compile/mlp", "compile/resnet18", "compile/tiny_bert"]
+    assert sorted(line.split()[0] for shard in shards for line in shard) == \
+        sorted(f"compile/{m}" for m in models)
+    assert all(len(shard) == 3 for shard in shards)
     run = load_run(tmp_path / "r.json")
     assert run.ci["shard"] == "1/2"
     assert {r.name for r in run.results if r.name != "summary"} == \
         {line.split()[0].split("/")[1] for line in shards[1]}
+    assert {r.status for r in run.results if r.name != "summary"} == {"skipped"}
 
 
 def test_bad_compile_configuration_is_one_line(cli, tmp_path):

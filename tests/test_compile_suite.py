@@ -118,3 +118,8 @@ def test_inductor_compiles_a_tiny_model():
     results = by_metric(run(models=("mlp",), modes=("inference",), backend="inductor"))
     assert results["speedup", None].status == "pass"
     assert results["graph_count", None].summary.median == 1
+
+
+def test_a_transformer_with_a_key_value_cache_in_its_output_passes():
+    results = by_metric(run(models=("tiny_gpt2",), modes=("inference",)))
+    assert results["speedup", None].status == "pass"
