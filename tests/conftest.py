@@ -33,5 +33,5 @@ def cli(tmp_path):
     return run
 
 
-TINY_RNN = ["--threads", "1", "--seq-length", "5", "--input-size", "16", "--hidden-size", "16", "--mini-batch", "2",
-            "--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "20"]
+TINY_RNN = ["--threads", "1", "--seq-length", "5", "--input-size", "16", "--hidden-size", "16",
+            "--mini-batch", "2", "--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "20"]

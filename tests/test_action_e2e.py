@@ -192,3 +192,52 @@ def test_fork_pr_gets_a_report_artifact_and_writes_nothing(world):
     assert world.branch_files() == before_files
     assert len(world.api.comments.get(7, [])) == before_comments
     assert outputs["comment-url"] == ""
+
+
+def run_sub_action(world: World, folder: str, github: dict[str, str], env_vars: dict[str, str]):
+    meta = yaml.safe_load((ROOT / folder / "action.yml").read_text())
+    step = meta["runs"]["steps"][-1]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GITHUB_", "TB_", "RUNNER_"))}
+    env.update({**github, **env_vars, "GITHUB_TOKEN": TOKEN})
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=world.project, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert TOKEN not in done.stdout + done.stderr
+    return done
+
+
+def test_site_sub_action_rebuilds_the_dashboard_once(world):
+    if not world.branch_files():
+        pytest.skip("needs the push test's history")
+    before = git(world.remote, "rev-parse", "gh-pages")
+    github = world.event("push")
+    done = run_sub_action(world, "site", github, {
+        "TB_DATA_REMOTE": str(world.remote), "TB_DATA_BRANCH": "gh-pages",
+        "TB_DATA_FOLDER": "benchmarks", "TB_OUTPUT_DIR": str(Path(github["RUNNER_TEMP"]))})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "index.html" in world.branch_files()
+    assert git(world.remote, "rev-parse", "gh-pages") != before or "up to date" in done.stderr
+
+
+def test_comment_sub_action_posts_a_fork_report_only_to_the_measured_pr(world, tmp_path):
+    report = tmp_path / "pr-report"
+    report.mkdir()
+    (report / "report.md").write_text("## torch-bench\n\nping @everyone\n")
+    (report / "pr-number.txt").write_text("7\n")
+    github = world.event("pull_request")
+    wrong = run_sub_action(world, "comment", github, {
+        "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.base_sha})
+    assert wrong.returncode == 2 and "refusing to post" in wrong.stdout
+    before = len(world.api.comments.get(7, []))
+    done = run_sub_action(world, "comment", github, {
+        "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.head_sha,
+        "TB_CONFIG_NAME": "fork"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    posted = world.api.comments[7]
+    assert len(posted) == before + 1
+    assert "@\u200beveryone" in posted[-1]["body"] and "@everyone" not in posted[-1]["body"]
+    (report / "pr-number.txt").write_text("7; rm -rf /\n")
+    bad = run_sub_action(world, "comment", github, {
+        "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.head_sha})
+    assert bad.returncode == 2 and "not a PR number" in bad.stdout

@@ -2,13 +2,17 @@
 
 import sys
 
-from torch_bench.action.pipeline import run_pipeline
+from torch_bench.action.pipeline import MODES
 from torch_bench.errors import UserError
 
 
 def main(argv: list[str]) -> int:
+    mode = argv[0] if argv else ""
+    if mode not in MODES:
+        print(f"::error title=torch-bench::unknown mode {mode!r}; use one of site, comment")
+        return 2
     try:
-        return run_pipeline()
+        return MODES[mode]()
     except UserError as exc:
         print(f"::error title=torch-bench::{exc}")
         return 2

@@ -82,6 +82,12 @@ def _folder(text: str) -> str:
     return "/".join(parts)
 
 
+def _sha(text: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{40}", text):
+        raise ValueError("expected the 40-character hash of the PR's head commit")
+    return text
+
+
 def _text(text: str) -> str:
     return text
 
@@ -123,6 +129,20 @@ INPUTS: tuple[Input, ...] = (
 )
 
 
+# The sub-actions: `site/action.yml` (build the dashboard once, after a matrix) and
+# `comment/action.yml` (post a fork PR's report from a `workflow_run` workflow).
+SITE_INPUTS: tuple[Input, ...] = tuple(
+    spec for spec in INPUTS
+    if spec.name in ("data-branch", "data-folder", "data-repository", "data-remote",
+                     "output-dir"))
+
+COMMENT_INPUTS: tuple[Input, ...] = (
+    Input("report-dir", _text, "pr-report"),
+    Input("head-sha", _sha, ""),
+    Input("config-name", _text, "default"),
+)
+
+
 @dataclass(frozen=True)
 class ActionInputs:
     values: Mapping[str, Any]
@@ -131,15 +151,16 @@ class ActionInputs:
         return self.values[name]
 
 
-def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
+def read_inputs(environ: Mapping[str, str],
+                table: tuple[Input, ...] = INPUTS) -> ActionInputs:
     values = {}
-    for spec in INPUTS:
+    for spec in table:
         raw = environ.get(spec.variable, "").strip() or spec.default
         try:
             values[spec.name] = spec.parse(raw)
         except ValueError as exc:
             raise UserError(f"Invalid value for '{spec.name}' input: {raw!r} ({exc})") from None
-    if values["partition-id"] >= values["total-partitions"]:
+    if table is INPUTS and values["partition-id"] >= values["total-partitions"]:
         raise UserError(f"Invalid value for 'partition-id' input: {values['partition-id']} "
                         f"(must be below total-partitions, {values['total-partitions']})")
     return ActionInputs(values)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from torch_bench.action import stages
 from torch_bench.action.context import read_context
-from torch_bench.action.inputs import ActionInputs, read_inputs
+from torch_bench.action.handoff import post_handoff
+from torch_bench.action.inputs import COMMENT_INPUTS, SITE_INPUTS, ActionInputs, read_inputs
 
 
 def config_name(inputs: ActionInputs, environ: Mapping[str, str]) -> str:
@@ -50,3 +51,23 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         "dashboard-url": ctx.dashboard_url(), "comment-url": comment_url,
     }, environ)
     return 1 if inputs["fail-on-regression"] and outcome.verdict == "regression" else 0
+
+
+def run_site(environ: Mapping[str, str] = os.environ) -> int:
+    """`site/action.yml`: rebuild the dashboard once, e.g. after all shards of a matrix."""
+    inputs = read_inputs(environ, SITE_INPUTS)
+    target = stages.data_target(inputs, environ)
+    stages.publish(target, stages.credentials(target, environ),
+                   stages.Paths(Path(inputs["output-dir"]).resolve()))
+    stages.write_outputs({"dashboard-url": read_context(environ).dashboard_url()}, environ)
+    return 0
+
+
+def run_comment(environ: Mapping[str, str] = os.environ) -> int:
+    """`comment/action.yml`: post a fork PR's report from a `workflow_run` workflow."""
+    url = post_handoff(read_inputs(environ, COMMENT_INPUTS), environ)
+    stages.write_outputs({"comment-url": url}, environ)
+    return 0
+
+
+MODES = {"": run_pipeline, "site": run_site, "comment": run_comment}

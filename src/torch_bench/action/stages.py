@@ -130,8 +130,11 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
     except NoBaseline as exc:
         note = ("No baseline yet: nothing in the history matches this run's branch and "
                 f"environment, so this run starts the history. ({exc})")
-        write_text_atomic(paths.report, f"## torch-bench\n\n{note}\n")
-        actions.write_job_summary(f"## torch-bench\n\n{note}\n")
+        report = f"## torch-bench\n\n{note}\n"
+        write_text_atomic(paths.report, report)
+        actions.write_job_summary(report)
+        if ctx.from_fork:
+            actions.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
         print(note, file=sys.stderr)
         return Outcome("no-baseline", 0, 0, paths.report)
     counts = json.loads(paths.verdicts.read_text())["counts"]
