@@ -129,7 +129,7 @@ INPUTS: tuple[Input, ...] = (
 )
 
 
-# The sub-actions: `site/action.yml` (build the dashboard once, after a matrix) and
+# The sub-actions: `dashboard/action.yml` (build the dashboard once, after a matrix) and
 # `comment/action.yml` (post a fork PR's report from a `workflow_run` workflow).
 SITE_INPUTS: tuple[Input, ...] = tuple(
     spec for spec in INPUTS

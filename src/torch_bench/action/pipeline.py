@@ -54,7 +54,7 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
 
 
 def run_site(environ: Mapping[str, str] = os.environ) -> int:
-    """`site/action.yml`: rebuild the dashboard once, e.g. after all shards of a matrix."""
+    """`dashboard/action.yml`: rebuild the dashboard once, e.g. after all shards of a matrix."""
     inputs = read_inputs(environ, SITE_INPUTS)
     target = stages.data_target(inputs, environ)
     stages.publish(target, stages.credentials(target, environ),

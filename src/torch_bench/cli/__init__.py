@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "torch_bench.cli.compare",
     "torch_bench.cli.comment",
     "torch_bench.cli.ab",
+    "torch_bench.cli.site",
     "torch_bench.cli.store",
     "torch_bench.cli.data",
 )

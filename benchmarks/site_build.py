@@ -1,0 +1,271 @@
+"""How the dashboard scales with history: build time, output size, what a first visit costs.
+
+A synthetic history of N runs x 200 benchmarks (built in memory; optionally also written as
+run files and read back with the data-folder reader), built into a site, served on 127.0.0.1
+and opened in headless Chromium. Side by side, the same history as one whole-history data
+file (github-action-benchmark's `window.BENCHMARK_DATA = {...}` in data.js) loaded at once by
+a page that then draws one chart. Prints per history length:
+
+  build s        model + plan + write of the whole site (from runs already in memory),
+                 change points included (the analysis module's finder, newest 60 runs)
+  no-cp s        the same build without searching change points
+  read s         reading the data folder (only with --from-disk)
+  site MB/files  total output, all files
+  first visit    bytes the overview page transfers on a cold visit, without Plotly's JS
+                 (one cacheable asset, printed once)
+  chart page KB  bytes a cold visit of one benchmark page transfers, without Plotly
+  chart ms       cold visit of a benchmark page until its trend chart is drawn
+  whole-file     size of the one-file history, and a cold visit until its first chart
+
+Targets: build in seconds at 1,000 runs; first visit under 1 MB plus Plotly, the same at
+100 and 1,000 runs.
+
+    .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import itertools
+import json
+import random
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from torch_bench.metrics import get_metric
+from torch_bench.render.build import build_site
+from torch_bench.render.model import no_change_points
+from torch_bench.render.writer import plotly_js
+from torch_bench.results.schema import Result, Run
+from torch_bench.results.stats import Summary
+from torch_bench.store.layout import run_path
+from torch_bench.store.reader import History, load_history
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+SAMPLES = 5
+
+
+# -- synthetic history --------------------------------------------------------------------------
+
+def benchmark_specs() -> list[tuple[str, str, str, dict]]:
+    """200 (suite, name, metric, params)."""
+    specs = []
+    models = ("bert", "gpt2", "t5", "roberta", "distilbert")
+    for model, dtype, batch, seq in itertools.product(models, ("float32", "float16"),
+                                                      (1, 4, 8, 16), (128, 512)):
+        specs.append(("transformers", model, "latency",
+                      {"model": model, "dtype": dtype, "batch_size": batch, "seq_length": seq,
+                       "device": "cuda", "mode": "inference"}))
+    for model, dtype, batch in itertools.product(models, ("float32", "float16"), (1, 4, 8, 16)):
+        specs.append(("transformers", model, "peak_memory",
+                      {"model": model, "dtype": dtype, "batch_size": batch, "seq_length": 512,
+                       "device": "cuda", "mode": "training"}))
+    for variant, hidden in itertools.product(
+            ("cudnn", "aten", "jit", "jit_premul", "jit_premul_bias", "jit_simple",
+             "jit_multilayer", "py"), (128, 256, 512, 1024, 2048)):
+        specs.append(("rnns", variant, "forward_time",
+                      {"hidden_size": hidden, "device": "cuda", "dtype": "float32"}))
+    for i in range(38):
+        specs.append(("compile", f"model_{i:02d}", "speedup",
+                      {"backend": "inductor", "device": "cuda", "mode": "training"}))
+    specs.append(("compile", "summary", "speedup", {"device": "cuda"}))
+    specs.append(("compile", "summary", "pass_rate", {"device": "cuda"}))
+    assert len(specs) == 200, len(specs)
+    return specs
+
+
+def synthetic_result(spec, level: float, rng: random.Random) -> Result:
+    suite, name, metric, params = spec
+    unit_spec = get_metric(metric)
+    spread = level * 0.02
+    median = level * (1 + rng.gauss(0, 0.01))
+    summary = Summary(n=SAMPLES, median=median, mean=median, std=spread / 1.35, iqr=spread,
+                      min=median - spread, max=median + spread, p90=median + spread * 0.8)
+    samples = tuple(median + spread * (k - 2) / 2 for k in range(SAMPLES))
+    return Result(suite=suite, name=name, metric=metric, unit=unit_spec.unit,
+                  direction=unit_spec.direction.value, params=params, samples=samples,
+                  summary=summary)
+
+
+def synthetic_history(runs: int, seed: int = 0) -> History:
+    rng = random.Random(seed)
+    specs = benchmark_specs()
+    levels = [rng.uniform(0.5, 200.0) for _ in specs]
+    history = []
+    for i in range(runs):
+        branch = "main" if i % 10 else f"pr-{i}"
+        sha = f"{rng.getrandbits(160):040x}"
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1.7e9 + i * 3600))
+        step = 1.08 if i >= runs * 2 // 3 else 1.0  # one real slowdown, two thirds in
+        results = tuple(synthetic_result(spec, level * (step if spec[0] == "rnns" else 1), rng)
+                        for spec, level in zip(specs, levels, strict=True))
+        history.append(Run(
+            run_id=f"{created.replace('-', '').replace(':', '')[:15]}-{i:010d}",
+            created_at=created, results=results,
+            git={"repository": "octo/net", "sha": sha, "branch": branch,
+                 "message": f"Change {i}: tune kernels", "url":
+                 f"https://github.com/octo/net/commit/{sha}"},
+            ci={"provider": "github-actions"},
+            env={"torch": f"2.{4 + i // 400}.0", "cuda": "12.4", "driver": "550.54",
+                 "gpu_name": "NVIDIA A100-SXM4-80GB", "fingerprint": "f00d"},
+        ))
+    return History(tuple(history))
+
+
+def write_data_folder(history: History, root: Path) -> None:
+    """Run documents written directly (they are valid by construction)."""
+    for run in history.runs:
+        path = root / run_path(run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
+
+
+# -- the one-file history of the common tool ----------------------------------------------------
+
+def whole_history_file(history: History) -> str:
+    """`window.BENCHMARK_DATA` as github-action-benchmark writes it: every run, every bench."""
+    entries: dict[str, list] = {}
+    for run in history.runs:
+        by_suite: dict[str, list] = {}
+        for r in run.results:
+            label = f"{r.name}[{','.join(f'{k}={v}' for k, v in sorted(r.params.items()))}]"
+            by_suite.setdefault(r.suite, []).append(
+                {"name": f"{label} {r.metric}", "value": r.summary.median, "unit": r.unit,
+                 "range": f"± {r.summary.iqr:.4f}", "extra": f"{r.summary.n} samples"})
+        for suite, benches in by_suite.items():
+            entries.setdefault(suite, []).append({
+                "commit": {"id": run.git["sha"], "message": run.git["message"],
+                           "timestamp": run.created_at, "url": run.git["url"],
+                           "author": {"name": "dev"}, "committer": {"name": "dev"}},
+                "date": 0, "tool": "customSmallerIsBetter", "benches": benches})
+    data = {"lastUpdate": 0, "repoUrl": "https://github.com/octo/net", "entries": entries}
+    return "window.BENCHMARK_DATA = " + json.dumps(data, indent=2)
+
+
+WHOLE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script src="../static/plotly.min.js"></script><script src="data.js"></script></head>
+<body><div id="chart" style="width:900px;height:400px"></div><script>
+const runs = window.BENCHMARK_DATA.entries.transformers;
+const name = runs[0].benches[0].name;
+const points = runs.map(r => [r.commit.id.slice(0, 7), r.benches.find(b => b.name === name)]);
+Plotly.newPlot("chart", [{x: points.map(p => p[0]), y: points.map(p => p[1].value),
+  mode: "lines+markers"}]).then(() => document.body.setAttribute("data-rendered", "1"));
+</script></body></html>"""
+
+
+# -- measuring in Chromium ----------------------------------------------------------------------
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def serve(root: Path):
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/"
+
+
+def cold_visit(browser, url: str, rendered: str) -> tuple[int, int, float]:
+    """(bytes without Plotly, Plotly bytes, ms until `rendered` exists) on a cold cache."""
+    context = browser.new_context()
+    page = context.new_page()
+    sizes: dict[str, int] = {}
+    page.on("requestfinished", lambda request: sizes.__setitem__(
+        request.url, request.sizes()["responseBodySize"]))
+    page.goto(url)
+    page.wait_for_selector(rendered, timeout=120_000)
+    elapsed = page.evaluate("() => performance.now()")
+    page.wait_for_load_state("networkidle")
+    context.close()
+    plotly = sum(v for k, v in sizes.items() if k.endswith("plotly.min.js"))
+    return sum(sizes.values()) - plotly, plotly, elapsed
+
+
+def folder_size(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
+    history = synthetic_history(runs)
+    read_s = None
+    if from_disk:
+        write_data_folder(history, work / "data")
+        started = time.perf_counter()
+        history = load_history(work / "data")
+        read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    build_site(history, work / "plain", finder=no_change_points)
+    plain_s = time.perf_counter() - started
+    shutil.rmtree(work / "plain")
+    started = time.perf_counter()
+    site = build_site(history, work / "site")
+    build_s = time.perf_counter() - started
+    size, files = folder_size(site)
+    whole = site / "whole"
+    whole.mkdir()
+    (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
+    (whole / "index.html").write_text(WHOLE_PAGE, encoding="utf-8")
+    server, base = serve(site)
+    try:
+        first_bytes, plotly_bytes, _ = cold_visit(browser, base + "index.html",
+                                                  "[data-summary-chart='0'][data-rendered='1']")
+        page = sorted((site / "bench").glob("rnns-*.html"))[0].relative_to(site)
+        chart_bytes, _, chart_ms = cold_visit(browser, base + page.as_posix(),
+                                              "#trend[data-rendered='1']")
+        whole_bytes, _, whole_ms = cold_visit(browser, base + "whole/index.html",
+                                              "body[data-rendered='1']")
+    finally:
+        server.shutdown()
+        server.server_close()
+    return {"runs": runs, "build_s": build_s, "plain_s": plain_s, "read_s": read_s,
+            "site_mb": size / 2**20,
+            "files": files, "first_kb": first_bytes / 1024, "plotly_kb": plotly_bytes / 1024,
+            "chart_ms": chart_ms, "chart_kb": chart_bytes / 1024,
+            "whole_mb": whole_bytes / 2**20, "whole_ms": whole_ms}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--from-disk", action="store_true",
+                        help="also write the history as run files and time reading them back")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"synthetic history: 200 benchmarks, {SAMPLES} samples each; Plotly asset "
+          f"{plotly_js().stat().st_size / 1024:.0f} KB (cacheable, counted apart)")
+    header = (f"{'runs':>6} {'build s':>8} {'no-cp s':>8} {'read s':>7} {'site MB':>8} "
+              f"{'files':>6} "
+              f"{'first visit KB':>15} {'chart page KB':>14} {'chart ms':>9} | "
+              f"{'whole-file MB':>13} {'whole chart ms':>14}")
+    print(header)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for runs in args.runs:
+            work = Path(tempfile.mkdtemp(prefix="site-build-"))
+            try:
+                row = measure(runs, work, browser, args.from_disk)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            read = "—" if row["read_s"] is None else f"{row['read_s']:.1f}"
+            print(f"{runs:>6} {row['build_s']:>8.1f} {row['plain_s']:>8.1f} {read:>7} "
+                  f"{row['site_mb']:>8.1f} "
+                  f"{row['files']:>6} {row['first_kb']:>15.1f} {row['chart_kb']:>14.1f} "
+                  f"{row['chart_ms']:>9.0f} | "
+                  f"{row['whole_mb']:>13.1f} {row['whole_ms']:>14.0f}", flush=True)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

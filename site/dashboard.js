@@ -1,0 +1,1 @@
+../src/torch_bench/render/static/dashboard.js

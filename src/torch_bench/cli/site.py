@@ -1,0 +1,67 @@
+"""`torch-bench site`: build the static dashboard from a data folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from torch_bench.errors import UserError
+from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site
+from torch_bench.store.reader import RunFilter, load_history
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "site",
+        help="build the static dashboard (HTML, CSS, JS and JSON data) from a data folder",
+        description="Build the dashboard: an overview, one page per suite and per benchmark, "
+                    "training loss curves and a run comparison, with per-benchmark JSON data "
+                    "files fetched on demand. The output is static: serve it with GitHub Pages "
+                    "or any web server (browsers do not fetch data files from file:// URLs).",
+        epilog="example: torch-bench site --data ./bench-data --out ./public",
+    )
+    parser.add_argument("--data", required=True, metavar="FOLDER",
+                        help="data folder (runs/<YYYY>/<MM>/<run_id>.json)")
+    parser.add_argument("--out", required=True, metavar="FOLDER",
+                        help="where to write the site; an existing site there is replaced")
+    parser.add_argument("--baseline-branch", metavar="BRANCH",
+                        help="branch the 'vs baseline' columns compare with "
+                             "(default: main, else master, else the busiest branch)")
+    parser.add_argument("--change-point-window", type=int, default=CHANGE_POINT_WINDOW,
+                        metavar="N",
+                        help=f"search change points in the newest N baseline-branch runs of "
+                             f"each benchmark (default {CHANGE_POINT_WINDOW}; 0: all of them, "
+                             f"slow on long histories)")
+    parser.add_argument("--repository", metavar="OWNER/NAME",
+                        help="only runs of this repository")
+    parser.set_defaults(handler=handle)
+
+
+def data_inside(data: Path, out: Path) -> tuple[str, ...]:
+    """The top-level name of the data folder when it lies inside the output folder (it is
+    then carried over, never replaced)."""
+    data, out = data.resolve(), out.resolve()
+    if data == out:
+        raise UserError(f"--out {out}: is the data folder; write the site elsewhere "
+                        f"(or around it: --data SITE/data --out SITE)")
+    if out in data.parents:
+        return (data.relative_to(out).parts[0],)
+    return ()
+
+
+def handle(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    history = load_history(args.data, RunFilter(repository=args.repository))
+    for problem in history.problems:
+        print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
+    if args.change_point_window < 0:
+        raise UserError(f"--change-point-window: expected 0 or more, got "
+                        f"{args.change_point_window}")
+    out = build_site(history, args.out, baseline_branch=args.baseline_branch,
+                     change_point_window=args.change_point_window or None,
+                     keep=data_inside(Path(args.data), Path(args.out)),
+                     progress=lambda message: print(f"site: {message}", file=sys.stderr))
+    print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,41 @@
+"""Numbers as the dashboard shows them: decimals from the unit table, changes as signed
+percentages with better/worse decided by the metric's direction."""
+
+from __future__ import annotations
+
+import math
+
+from torch_bench.metrics import UNITS
+
+# A change smaller than this (as a fraction) is shown without a better/worse colour.
+NEUTRAL_BAND = 0.01
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    spec = UNITS.get(unit)
+    decimals = spec.decimals if spec else 4
+    if spec and spec.quantity == "time" and abs(value) >= 100:
+        decimals = 1
+    return f"{value:,.{decimals}f}"
+
+
+def relative_change(new: float | None, old: float | None) -> float | None:
+    if new is None or old is None or old == 0:
+        return None
+    return new / old - 1
+
+
+def format_change(change: float | None) -> str:
+    if change is None:
+        return "—"
+    return f"{change * 100:+.1f}%"
+
+
+def change_class(change: float | None, direction: str) -> str:
+    """CSS class: 'better', 'worse' or 'same'."""
+    if change is None or abs(change) < NEUTRAL_BAND:
+        return "same"
+    better = change < 0 if direction == "lower" else change > 0
+    return "better" if better else "worse"

@@ -1,0 +1,275 @@
+"""Context for each page template. Pure functions of the SiteModel and the analysis marks;
+the tables are computed here so that every page reads well without JavaScript."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from torch_bench.render import paths
+from torch_bench.render.facets import FACETS, Facet, param_facet_value
+from torch_bench.render.formatting import (
+    change_class,
+    format_change,
+    format_value,
+    relative_change,
+)
+from torch_bench.render.markers import ChangeMark
+from torch_bench.render.model import Point, RunInfo, Series, SiteModel
+from torch_bench.render.sparkline import sparkline_points
+from torch_bench.results.schema import SUCCESS_STATUSES
+
+SPARKLINE_POINTS = 30
+OVERVIEW_SUMMARY_POINTS = 100  # the overview's summary charts show this many recent runs
+OVERVIEW_ROWS = 15
+BENCHMARK_TABLE_ROWS = 20
+COMPILE_SUMMARY = ("compile", "summary", ("speedup", "pass_rate"))
+
+
+def facet_value(facet: Facet, series: Series) -> str | None:
+    if facet.env_field == "gpu":
+        return series.points[-1].run.gpu if series.points else None
+    return param_facet_value(facet, series.params)
+
+
+# -- Overview -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    date: str
+    title: str
+    params: str
+    page: str
+    commit: str
+    url: str | None
+    change: str
+    css: str
+
+
+def overview_context(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]]) -> dict:
+    by_suite: dict[str, list[Series]] = {}
+    for series in model.series:
+        by_suite.setdefault(series.suite, []).append(series)
+    suites = [
+        {"name": name, "page": paths.suite_page(name), "benchmarks": len(members),
+         "latest": max((s.points[-1].run.date for s in members if s.points), default="—")}
+        for name, members in sorted(by_suite.items())
+    ]
+    return {
+        "suites": suites,
+        "environments": latest_per_environment(model),
+        "recent_runs": [_run_row(model, r) for r in reversed(model.runs[-OVERVIEW_ROWS:])],
+        "branches": sorted({r.branch for r in model.runs[-OVERVIEW_ROWS:] if r.branch}),
+        "changes": recent_changes(model, marks),
+        "summary_charts": compile_summary_charts(model),
+    }
+
+
+def latest_per_environment(model: SiteModel) -> list[dict]:
+    latest: dict[tuple[str, str], RunInfo] = {}
+    for run in model.runs:
+        latest[(run.gpu, run.torch)] = run
+    rows = sorted(latest.values(), key=lambda r: r.created_at, reverse=True)
+    return [_run_row(model, run) for run in rows[:OVERVIEW_ROWS]]
+
+
+def _run_row(model: SiteModel, run: RunInfo) -> dict:
+    results = model.results_by_run.get(run.run_id, ())
+    return {"run": run, "results": len(results),
+            "failures": sum(1 for r in results if not r.ok)}
+
+
+def recent_changes(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]]) -> list[ChangeRow]:
+    found = []
+    for series in model.series:
+        for mark in marks.get(series.key, ()):
+            run = series.points[mark.index].run
+            found.append((run.created_at, series, mark, run))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [
+        ChangeRow(date=run.date, title=series.title, params=series.params_text,
+                  page=paths.benchmark_page(series), commit=run.short_sha, url=run.url,
+                  change=format_change(mark.ratio - 1),
+                  css="worse" if mark.regression else "better")
+        for _, series, mark, run in found[:OVERVIEW_ROWS]
+    ]
+
+
+def compile_summary_charts(model: SiteModel) -> list[dict]:
+    suite, name, metrics = COMPILE_SUMMARY
+    charts = []
+    for series in model.series:
+        if series.suite != suite or series.name != name or series.metric not in metrics:
+            continue
+        recent = series.points[-OVERVIEW_SUMMARY_POINTS:]
+        charts.append({
+            "title": f"{'geometric-mean speedup' if series.metric == 'speedup' else 'pass rate'}"
+                     + (f" ({series.params_text})" if series.params_text else ""),
+            "page": paths.benchmark_page(series),
+            "metric": series.metric,
+            "data": {"x": [p.run.created_at for p in recent], "y": [p.median for p in recent],
+                     "sha": [p.run.short_sha for p in recent],
+                     "branch": [p.run.branch for p in recent], "unit": series.unit},
+        })
+    charts.sort(key=lambda chart: chart["metric"] != "speedup")
+    return charts
+
+
+# -- Suite --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteRow:
+    series: Series
+    page: str
+    facets: dict[str, str]
+    latest: str
+    latest_run: RunInfo | None
+    vs_previous: str
+    vs_previous_css: str
+    vs_baseline: str
+    vs_baseline_css: str
+    sparkline: str
+    points: int
+
+
+def baseline_point(series: Series, branch: str | None) -> Point | None:
+    """The newest point of the baseline branch before the series' latest point."""
+    for point in reversed(series.points[:-1]):
+        if point.run.branch == branch:
+            return point
+    return None
+
+
+def suite_row(series: Series, baseline_branch: str | None) -> SuiteRow:
+    pts = series.points
+    latest = pts[-1] if pts else None
+    previous = pts[-2] if len(pts) > 1 else None
+    base = baseline_point(series, baseline_branch)
+    to_prev = to_base = None
+    if series.last_status in SUCCESS_STATUSES:  # a failed newest result has no change
+        to_prev = relative_change(latest and latest.median, previous and previous.median)
+        to_base = relative_change(latest and latest.median, base and base.median)
+    facets = {f.key: v for f in FACETS if (v := facet_value(f, series)) is not None}
+    return SuiteRow(
+        series=series,
+        page=paths.benchmark_page(series),
+        facets=facets,
+        latest=format_value(latest.median if latest else None, series.unit),
+        latest_run=latest.run if latest else None,
+        vs_previous=format_change(to_prev),
+        vs_previous_css=change_class(to_prev, series.direction),
+        vs_baseline=format_change(to_base),
+        vs_baseline_css=change_class(to_base, series.direction),
+        sparkline=sparkline_points([p.median for p in pts[-SPARKLINE_POINTS:]]),
+        points=len(pts),
+    )
+
+
+def suite_context(model: SiteModel, suite: str) -> dict:
+    rows = [suite_row(s, model.baseline_branch) for s in model.series if s.suite == suite]
+    filters = []
+    for facet in FACETS:
+        values = sorted({row.facets[facet.key] for row in rows if facet.key in row.facets},
+                        key=_natural)
+        if values:
+            filters.append({"key": facet.key, "label": facet.label, "options": values})
+    return {"suite": suite, "rows": rows, "filters": filters,
+            "baseline_branch": model.baseline_branch}
+
+
+def _natural(text: str) -> tuple:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+# -- Benchmark ----------------------------------------------------------------------------------
+
+
+def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
+                      overlay_facets: Sequence[str]) -> dict:
+    recent = list(reversed(series.points[-BENCHMARK_TABLE_ROWS:]))
+    labels = {f.key: f.label for f in FACETS}
+    return {
+        "series": series,
+        "data_file": paths.series_data(series),
+        "suite_page": paths.suite_page(series.suite),
+        "rows": [{"point": p, "median": format_value(p.median, series.unit),
+                  "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
+        "branches": sorted({p.run.branch for p in series.points if p.run.branch}),
+        "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
+        "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
+                     "css": "worse" if m.regression else "better"} for m in marks],
+    }
+
+
+# -- Compare ------------------------------------------------------------------------------------
+
+
+def default_pair(model: SiteModel) -> tuple[RunInfo, RunInfo] | None:
+    """The newest run against the newest baseline-branch run before it (else the run before)."""
+    if len(model.runs) < 2:
+        return None
+    newest = model.runs[-1]
+    earlier = model.runs[:-1]
+    base = next((r for r in reversed(earlier) if r.branch == model.baseline_branch), earlier[-1])
+    return base, newest
+
+
+def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
+    by_id = {s.benchmark_id: s for s in model.series}
+    values_a = {r.benchmark_id: r for r in model.results_by_run.get(a.run_id, ())}
+    values_b = {r.benchmark_id: r for r in model.results_by_run.get(b.run_id, ())}
+    rows = []
+    for bid in sorted(set(values_a) | set(values_b)):
+        series = by_id[bid]
+        ra, rb = values_a.get(bid), values_b.get(bid)
+        va = ra.summary.median if ra is not None and ra.ok else None
+        vb = rb.summary.median if rb is not None and rb.ok else None
+        change = relative_change(vb, va)
+        rows.append({"series": series, "page": paths.benchmark_page(series),
+                     "a": format_value(va, series.unit) if ra is None or ra.ok else ra.status,
+                     "b": format_value(vb, series.unit) if rb is None or rb.ok else rb.status,
+                     "ratio": f"{vb / va:.3f}" if va and vb is not None else "—",
+                     "change": format_change(change),
+                     "css": change_class(change, series.direction)})
+    return rows
+
+
+def compare_context(model: SiteModel) -> dict:
+    pair = default_pair(model)
+    return {"pair": pair, "rows": compare_rows(model, *pair) if pair else [],
+            "runs_file": paths.RUNS_INDEX, "benchmarks_file": paths.BENCHMARKS_INDEX}
+
+
+# -- Training -----------------------------------------------------------------------------------
+
+
+def training_context(training: Mapping[str, Any]) -> dict:
+    """The newest training run's final losses, eager against each compiled backend."""
+    runs = training.get("runs") or []
+    if not runs:
+        return {"run": None, "rows": [], "data_file": paths.TRAINING_DATA}
+    latest = runs[0]
+    models: dict[tuple[str, str], dict[str, float | None]] = {}
+    for curve in latest["curves"]:
+        final = curve["loss"][-1] if curve["loss"] else None
+        models.setdefault((curve["name"], curve["params"]), {})[curve["backend"]] = final
+    rows = []
+    for (name, params), finals in sorted(models.items()):
+        eager = finals.get("eager")
+        for backend, final in sorted(finals.items()):
+            if backend == "eager":
+                continue
+            rows.append({"name": name, "params": params, "backend": backend,
+                         "eager": format_value(eager, "1"), "compiled": format_value(final, "1"),
+                         "ratio": f"{final / eager:.3f}" if eager and final is not None
+                         else "—"})
+        if len(finals) == 1 and "eager" in finals:
+            rows.append({"name": name, "params": params, "backend": "—",
+                         "eager": format_value(eager, "1"), "compiled": "—", "ratio": "—"})
+    return {"run": latest, "rows": rows, "data_file": paths.TRAINING_DATA}

@@ -1,0 +1,46 @@
+"""Where each page and data file lives inside the built site. The JavaScript in
+static/dashboard.js reads only the paths these functions write into the pages and data files
+(it never builds a path itself), so this module is the one place the scheme is defined."""
+
+from __future__ import annotations
+
+from torch_bench.render.model import Series, run_file_key, safe_key
+
+# The site's own data files live under "json/", not "data/": on the data branch the run
+# documents sit in a "data" folder beside the site (store/publish.py).
+JSON_DIR = "json"
+BENCHMARK_DIR = "bench"  # not "benchmarks": the Action's default data folder has that name
+STATIC_DIR = "static"
+PLOTLY_FILE = f"{STATIC_DIR}/plotly.min.js"
+INDEX_PAGE = "index.html"
+TRAINING_PAGE = "training.html"
+COMPARE_PAGE = "compare.html"
+RUNS_INDEX = f"{JSON_DIR}/runs.json"
+BENCHMARKS_INDEX = f"{JSON_DIR}/benchmarks.json"
+TRAINING_DATA = f"{JSON_DIR}/training.json"
+
+
+def suite_page(suite: str) -> str:
+    return f"suites/{safe_key(suite, suite)}.html"
+
+
+def benchmark_page(series: Series) -> str:
+    return f"{BENCHMARK_DIR}/{series.key}.html"
+
+
+def series_data(series: Series) -> str:
+    return f"{JSON_DIR}/series/{series.key}.json"
+
+
+def run_data(run_id: str) -> str:
+    return f"{JSON_DIR}/runs/{run_file_key(run_id)}.json"
+
+
+# Top-level names a build writes; anything else found in the output folder is not the site's.
+SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", BENCHMARK_DIR,
+                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site"})
+
+
+def root_of(page: str) -> str:
+    """The relative prefix from a page back to the site's root."""
+    return "../" * page.count("/")

@@ -1,0 +1,70 @@
+"""Everything the site contains, decided without touching the disk: each page with its
+template and context, each data file with its payload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from torch_bench.render import data, pages, paths
+from torch_bench.render.facets import PARAM_FACETS, param_for_facet
+from torch_bench.render.markers import change_marks, env_changes
+from torch_bench.render.model import ChangePointFinder, SiteModel, no_change_points
+
+# Overlays that split one series' own points by an environment field.
+ENV_OVERLAYS = ("gpu", "torch")
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    template: str
+    context: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SitePlan:
+    pages: tuple[Page, ...]
+    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
+    run_files: tuple[str, ...]  # run ids; their payloads are made one by one while writing
+
+
+def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
+              change_point_window: int | None = None) -> SitePlan:
+    marks = {s.key: change_marks(s, model.baseline_branch, finder, change_point_window)
+             for s in model.series}
+    siblings = data.overlay_siblings(model)
+    site_pages: list[Page] = []
+    data_files: list[tuple[str, Any]] = []
+    nav = {"suites": [{"name": s, "page": paths.suite_page(s)} for s in model.suites()],
+           "baseline_branch": model.baseline_branch}
+
+    def page(path: str, template: str, context: dict[str, Any]) -> None:
+        site_pages.append(Page(path, template, {**context, "nav": nav, "page_path": path,
+                                                "root": paths.root_of(path)}))
+
+    page(paths.INDEX_PAGE, "overview.html", pages.overview_context(model, marks))
+    for suite in model.suites():
+        page(paths.suite_page(suite), "suite.html", pages.suite_context(model, suite))
+    for series in model.series:
+        path = paths.benchmark_page(series)
+        facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
+        overlays = data.overlay_entries(siblings.get(series.key, {}), facet_param, path)
+        data_files.append((paths.series_data(series), data.series_payload(
+            series, env_changes(series.points), marks[series.key], overlays)))
+        page(path, "benchmark.html", pages.benchmark_context(
+            model, series, marks[series.key], [*overlays, *ENV_OVERLAYS]))
+    training = data.training_payload(model)
+    data_files.append((paths.TRAINING_DATA, training))
+    page(paths.TRAINING_PAGE, "training.html", pages.training_context(training))
+    data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
+    data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model)))
+    page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model))
+    return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs))
+
+
+def run_payloads(model: SiteModel, plan: SitePlan) -> Iterator[tuple[str, Any]]:
+    positions = {s.benchmark_id: i for i, s in enumerate(model.series)}
+    for run_id in plan.run_files:
+        yield paths.run_data(run_id), data.run_values_payload(model, run_id, positions)

@@ -1,0 +1,455 @@
+// torch-bench dashboard. Vanilla JavaScript, no build step.
+//
+// Contract with the Python side (src/torch_bench/render/paths.py and data.py): this script
+// never builds a path; it fetches only the URLs written into the pages (data-* attributes)
+// and into the data files ("file" fields). Text from users or git is only ever inserted with
+// textContent, or escaped before it reaches Plotly's hover labels.
+"use strict";
+
+(function () {
+  const HTTP_URL = /^https?:\/\//;
+
+  function escapeText(value) {
+    return String(value == null ? "" : value)
+      .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  async function fetchJSON(url) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+    return response.json();
+  }
+
+  function showProblem(element, message) {
+    const p = document.createElement("p");
+    p.className = "empty";
+    p.textContent = message;
+    element.replaceChildren(p);
+  }
+
+  function theme() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name) => css.getPropertyValue(name).trim();
+    return { fg: v("--fg"), muted: v("--muted"), line: v("--line"), link: v("--link"),
+             worse: v("--worse"), better: v("--better"), accent: v("--accent"), bg: v("--bg") };
+  }
+
+  function baseLayout(extra) {
+    const t = theme();
+    const axis = { gridcolor: t.line, linecolor: t.line, zerolinecolor: t.line, automargin: true };
+    return Object.assign({
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      font: { color: t.fg, size: 12 }, margin: { l: 60, r: 20, t: 20, b: 50 },
+      hoverlabel: { align: "left" }, showlegend: false,
+      xaxis: Object.assign({}, axis), yaxis: Object.assign({}, axis),
+      legend: { orientation: "h", y: -0.2 },
+    }, extra || {});
+  }
+
+  const PLOT_CONFIG = { responsive: true, displaylogo: false };
+
+  function markRendered(element) {
+    element.setAttribute("data-rendered", "1");
+  }
+
+  // -- rows filtered by selects (overview's recent runs) -------------------------------------
+  function setupRowFilters() {
+    document.querySelectorAll("select[data-row-filter]").forEach((select) => {
+      const table = document.getElementById(select.dataset.target);
+      const attribute = select.dataset.rowFilter;
+      select.addEventListener("change", () => {
+        table.querySelectorAll("tbody tr").forEach((row) => {
+          row.hidden = select.value !== "" && row.dataset[attribute] !== select.value;
+        });
+      });
+    });
+  }
+
+  // -- Overview --------------------------------------------------------------------------------
+  function overviewPage() {
+    setupRowFilters();
+    const source = document.getElementById("summary-data");
+    if (!source) return;
+    const charts = JSON.parse(source.textContent);
+    const t = theme();
+    document.querySelectorAll("[data-summary-chart]").forEach((element) => {
+      const chart = charts[Number(element.dataset.summaryChart)];
+      const text = chart.x.map((date, i) =>
+        escapeText(chart.y[i]) + " " + escapeText(chart.unit) + "<br>" +
+        escapeText(chart.sha[i]) + " (" + escapeText(chart.branch[i]) + ")<br>" +
+        escapeText(date));
+      Plotly.newPlot(element, [{
+        x: chart.x, y: chart.y, text: text, type: "scatter", mode: "lines+markers",
+        hovertemplate: "%{text}<extra></extra>", line: { color: t.link }, marker: { size: 5 },
+      }], baseLayout({ xaxis: { type: "date", gridcolor: t.line } }), PLOT_CONFIG)
+        .then(() => markRendered(element));
+    });
+  }
+
+  // -- Suite -----------------------------------------------------------------------------------
+  function suitePage() {
+    const search = document.getElementById("search");
+    const selects = Array.from(document.querySelectorAll("select[data-facet]"));
+    const rows = Array.from(document.querySelectorAll("#suite-table tbody tr"));
+    const count = document.getElementById("row-count");
+    function apply() {
+      const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      rows.forEach((row) => {
+        const haystack = row.dataset.search || "";
+        const visible = words.every((w) => haystack.includes(w)) && selects.every((s) =>
+          s.value === "" || row.getAttribute("data-" + s.dataset.facet.replace(/_/g, "-")) === s.value);
+        row.hidden = !visible;
+        if (visible) shown += 1;
+      });
+      count.textContent = shown + " of " + rows.length + " benchmarks";
+    }
+    search.addEventListener("input", apply);
+    selects.forEach((s) => s.addEventListener("change", apply));
+  }
+
+  // -- Benchmark -------------------------------------------------------------------------------
+  function pointLabel(date, sha) {
+    return date.slice(0, 16).replace("T", " ") + " " + (sha || "").slice(0, 7);
+  }
+
+  function hoverText(series, p, i) {
+    return "<b>" + escapeText(series.median_label(p.median[i])) + "</b>" +
+      " (IQR " + escapeText(formatNumber(p.q3[i] - p.q1[i])) + ")<br>" +
+      "commit " + escapeText((p.sha[i] || "").slice(0, 10)) + " on " + escapeText(p.branch[i]) +
+      "<br>" + escapeText((p.message[i] || "").slice(0, 90)) + "<br>" +
+      escapeText(p.date[i]) + "<br>" + escapeText(p.env[i]);
+  }
+
+  function formatNumber(value) {
+    if (value == null || !isFinite(value)) return "—";
+    const magnitude = Math.abs(value);
+    return value.toLocaleString("en-US",
+      { maximumFractionDigits: magnitude >= 100 ? 1 : magnitude >= 1 ? 3 : 5 });
+  }
+
+  function selectedIndexes(points, branch) {
+    const out = [];
+    for (let i = 0; i < points.median.length; i += 1) {
+      if (branch === "" || points.branch[i] === branch) out.push(i);
+    }
+    return out;
+  }
+
+  function xValues(points, indexes, axis) {
+    return indexes.map((i) => axis === "date" ? points.date[i] : pointLabel(points.date[i], points.sha[i]));
+  }
+
+  function pick(array, indexes) {
+    return indexes.map((i) => array[i]);
+  }
+
+  function seriesTraces(series, state, name, color, withBand) {
+    const p = series.points;
+    const idx = selectedIndexes(p, state.branch);
+    const x = xValues(p, idx, state.axis);
+    const traces = [];
+    if (withBand) {
+      traces.push({ x: x, y: pick(p.q1, idx), type: "scatter", mode: "lines",
+                    line: { width: 0 }, hoverinfo: "skip", showlegend: false, name: "q1" });
+      traces.push({ x: x, y: pick(p.q3, idx), type: "scatter", mode: "lines", fill: "tonexty",
+                    fillcolor: "rgba(128,128,128,0.22)", line: { width: 0 }, hoverinfo: "skip",
+                    showlegend: false, name: "IQR" });
+    }
+    traces.push({
+      x: x, y: pick(p.median, idx), type: "scatter", mode: "lines+markers", name: name,
+      meta: "median", customdata: pick(p.url, idx), text: idx.map((i) => hoverText(series, p, i)),
+      hovertemplate: "%{text}<extra>" + escapeText(name) + "</extra>",
+      line: color ? { color: color } : {}, marker: { size: 6 },
+    });
+    return { traces: traces, indexes: idx, x: x };
+  }
+
+  // Expands a series file (render/data.py) into one array entry per point and column.
+  function decorate(series) {
+    const p = series.points;
+    const envs = series.environments;
+    p.gpu = p.env.map((k) => envs[k].gpu);
+    p.torch = p.env.map((k) => envs[k].torch);
+    p.env = p.env.map((k) => envs[k].label);
+    if (!p.url) {
+      const prefix = series.commit_url_prefix;
+      p.url = p.sha.map((sha) => (prefix && sha ? prefix + sha : null));
+    }
+    series.median_label = (v) => formatNumber(v) + " " + series.unit;
+    return series;
+  }
+
+  function benchmarkPage() {
+    const element = document.getElementById("trend");
+    const controls = {
+      branch: document.getElementById("branch"), overlay: document.getElementById("overlay"),
+      axis: document.getElementById("axis"), log: document.getElementById("log-scale"),
+    };
+    const cache = new Map();
+    let series = null;
+
+    async function load(url) {
+      if (!cache.has(url)) cache.set(url, fetchJSON(url).then(decorate));
+      return cache.get(url);
+    }
+
+    function state() {
+      return { branch: controls.branch.value, overlay: controls.overlay.value,
+               axis: controls.axis.value, log: controls.log.checked };
+    }
+
+    async function draw() {
+      const s = state();
+      const t = theme();
+      let traces = [];
+      const shapes = [];
+      const annotations = [];
+      if (s.overlay && series.overlays[s.overlay]) {
+        const siblings = series.overlays[s.overlay];
+        const loaded = await Promise.all(siblings.map((entry) => load(entry.file)));
+        loaded.forEach((other, k) => {
+          traces = traces.concat(seriesTraces(other, s, s.overlay + "=" + siblings[k].value,
+                                              null, false).traces);
+        });
+      } else if (s.overlay) {
+        const field = series.points[s.overlay];
+        const values = Array.from(new Set(field));
+        values.forEach((value) => {
+          const only = filterPoints(series, (i) => field[i] === value);
+          traces = traces.concat(seriesTraces(only, s, s.overlay + "=" + value, null, false).traces);
+        });
+      } else {
+        const main = seriesTraces(series, s, "median", t.link, true);
+        traces = main.traces;
+        const position = new Map(main.indexes.map((i, k) => [i, k]));
+        const changes = series.change_points.filter((c) => position.has(c.index));
+        if (changes.length) {
+          traces.push({
+            x: changes.map((c) => main.x[position.get(c.index)]),
+            y: changes.map((c) => series.points.median[c.index]),
+            type: "scatter", mode: "markers", name: "change point", meta: "change-points",
+            marker: { symbol: "diamond", size: 13, color: changes.map((c) => c.regression ? t.worse : t.better),
+                      line: { width: 1, color: t.fg } },
+            text: changes.map((c) => "change point: " + formatNumber((c.ratio - 1) * 100) + "%"),
+            hovertemplate: "%{text}<extra></extra>",
+          });
+        }
+        series.env_changes.filter((c) => position.has(c.index)).forEach((c) => {
+          const x = main.x[position.get(c.index)];
+          shapes.push({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
+                        line: { color: t.accent, width: 1, dash: "dash" } });
+          annotations.push({ x: x, xref: "x", y: 1, yref: "paper", yanchor: "bottom",
+                             text: escapeText(c.label), showarrow: false,
+                             font: { size: 10, color: t.accent } });
+        });
+      }
+      const layout = baseLayout({
+        showlegend: Boolean(s.overlay), shapes: shapes, annotations: annotations,
+        margin: { l: 60, r: 20, t: 30, b: 60 },
+        yaxis: { type: s.log ? "log" : "linear", title: { text: escapeText(series.unit) },
+                 gridcolor: t.line, automargin: true },
+        xaxis: s.axis === "date"
+          ? { type: "date", gridcolor: t.line, automargin: true }
+          : { type: "category", categoryorder: "category ascending", gridcolor: t.line,
+              automargin: true, nticks: 12 },
+      });
+      await Plotly.react(element, traces, layout, PLOT_CONFIG);
+      markRendered(element);
+    }
+
+    function filterPoints(source, keep) {
+      const p = source.points;
+      const idx = [];
+      for (let i = 0; i < p.median.length; i += 1) if (keep(i)) idx.push(i);
+      const points = {};
+      Object.keys(p).forEach((key) => { points[key] = pick(p[key], idx); });
+      return Object.assign({}, source, { points: points });
+    }
+
+    function downloadCSV(event) {
+      event.preventDefault();
+      if (!series) return;
+      const p = series.points;
+      const columns = ["date", "run", "sha", "branch", "median", "q1", "q3", "n", "env", "message"];
+      const quote = (v) => {
+        const text = v == null ? "" : String(v);
+        return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+      };
+      const idx = selectedIndexes(p, controls.branch.value);
+      const lines = [columns.join(",")].concat(
+        idx.map((i) => columns.map((c) => quote(p[c][i])).join(",")));
+      const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv" });
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(blob);
+      link.download = (series.suite + "-" + series.name + "-" + series.metric)
+        .replace(/[^A-Za-z0-9_.-]+/g, "_") + ".csv";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+    }
+
+    load(element.dataset.series).then((loaded) => {
+      series = loaded;
+      element.replaceChildren();
+      Object.values(controls).forEach((c) => c.addEventListener("change", draw));
+      document.getElementById("download-csv").addEventListener("click", downloadCSV);
+      return draw().then(() => {
+        element.on("plotly_click", (event) => {
+          const url = event.points[0] && event.points[0].customdata;
+          if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+        });
+      });
+    }).catch((error) => showProblem(element, "Could not load the data: " + error.message));
+  }
+
+  // -- Training --------------------------------------------------------------------------------
+  function trainingPage() {
+    const select = document.getElementById("training-run");
+    if (!select) return;
+    const holder = document.getElementById("loss-charts");
+    fetchJSON(select.dataset.src).then((data) => {
+      select.replaceChildren();
+      data.runs.forEach((run, k) => {
+        const option = document.createElement("option");
+        option.value = String(k);
+        option.textContent = run.date + " · " + run.branch + " · " + run.sha;
+        select.appendChild(option);
+      });
+      const draw = () => drawTraining(holder, data.runs[Number(select.value)]);
+      select.addEventListener("change", draw);
+      draw();
+    }).catch((error) => showProblem(holder, "Could not load the data: " + error.message));
+  }
+
+  function drawTraining(holder, run) {
+    holder.replaceChildren();
+    const groups = new Map();
+    run.curves.forEach((curve) => {
+      const key = curve.name + (curve.params ? " (" + curve.params + ")" : "");
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(curve);
+    });
+    const t = theme();
+    groups.forEach((curves, title) => {
+      const figure = document.createElement("figure");
+      const caption = document.createElement("figcaption");
+      caption.textContent = title;
+      const chart = document.createElement("div");
+      chart.className = "chart small loss-chart";
+      figure.append(caption, chart);
+      holder.appendChild(figure);
+      const traces = curves.map((curve) => ({
+        y: curve.loss, x: curve.loss.map((_, i) => i + 1), type: "scatter", mode: "lines",
+        name: curve.backend, meta: curve.backend,
+        line: curve.backend === "eager" ? { color: t.muted, dash: "dot" } : {},
+        hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(curve.backend) + "</extra>",
+      }));
+      Plotly.newPlot(chart, traces, baseLayout({
+        showlegend: true, xaxis: { title: { text: "step" }, gridcolor: t.line },
+        yaxis: { title: { text: "loss" }, gridcolor: t.line },
+      }), PLOT_CONFIG).then(() => markRendered(chart));
+    });
+  }
+
+  // -- Compare ---------------------------------------------------------------------------------
+  function comparePage() {
+    const form = document.getElementById("compare-form");
+    if (!form) return;
+    const selects = [document.getElementById("run-a"), document.getElementById("run-b")];
+    const search = document.getElementById("compare-search");
+    const table = document.getElementById("compare-table");
+    const root = form.dataset.root;  // run files and pages are named relative to the root
+    let runs = [];
+    let benchmarks = [];
+
+    function filterRows() {
+      const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+      table.querySelectorAll("tbody tr").forEach((row) => {
+        const text = row.textContent.toLowerCase();
+        row.hidden = !words.every((w) => text.includes(w));
+      });
+    }
+
+    function cell(text, className) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (className) td.className = className;
+      return td;
+    }
+
+    function showRun(letter, run) {
+      document.getElementById("run-" + letter + "-date").textContent = run.date;
+      document.getElementById("run-" + letter + "-branch").textContent = run.branch;
+      document.getElementById("run-" + letter + "-commit").textContent = run.sha;
+      document.getElementById("run-" + letter + "-message").textContent = run.message;
+      document.getElementById("run-" + letter + "-env").textContent = run.env;
+    }
+
+    async function render() {
+      const chosen = selects.map((s) => runs.find((r) => r.run === s.value));
+      const [a, b] = await Promise.all(chosen.map((r) => fetchJSON(root + r.file)));
+      showRun("a", chosen[0]);
+      showRun("b", chosen[1]);
+      const values = [new Map(), new Map()];
+      [a, b].forEach((doc, k) => doc.values.forEach(([pos, median, status]) =>
+        values[k].set(pos, { median: median, status: status })));
+      const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
+        .sort((x, y) => x - y);
+      const body = document.createElement("tbody");
+      positions.forEach((pos) => {
+        const bench = benchmarks[pos];
+        const va = values[0].get(pos);
+        const vb = values[1].get(pos);
+        const show = (v) => v == null ? "—" : v.median == null ? v.status : formatNumber(v.median);
+        const ratio = va && vb && va.median && vb.median != null ? vb.median / va.median : null;
+        let css = "same";
+        if (ratio != null && Math.abs(ratio - 1) >= 0.01) {
+          css = (ratio < 1) === (bench.direction === "lower") ? "better" : "worse";
+        }
+        const row = document.createElement("tr");
+        const name = document.createElement("td");
+        const link = document.createElement("a");
+        link.href = root + bench.page;
+        link.textContent = bench.title;
+        name.appendChild(link);
+        row.append(name, cell(bench.params, "params"), cell(bench.unit), cell(show(va), "num"),
+                   cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
+                   cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
+                        ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
+        body.appendChild(row);
+      });
+      table.tBodies[0].replaceWith(body);
+      filterRows();
+      table.setAttribute("data-rendered", "1");
+    }
+
+    Promise.all([fetchJSON(form.dataset.runs), fetchJSON(form.dataset.benchmarks)])
+      .then(([loadedRuns, loadedBenchmarks]) => {
+        runs = loadedRuns;
+        benchmarks = loadedBenchmarks;
+        selects.forEach((select) => {
+          const current = select.value;
+          select.replaceChildren();
+          runs.forEach((run) => {
+            const option = document.createElement("option");
+            option.value = run.run;
+            option.textContent = run.date + " · " + run.branch + " · " + run.sha + " · " +
+              run.message.slice(0, 50);
+            select.appendChild(option);
+          });
+          select.value = current;
+          select.addEventListener("change", () => render().catch((error) =>
+            showProblem(table.parentElement, "Could not load the runs: " + error.message)));
+        });
+        form.setAttribute("data-ready", "1");
+      })
+      .catch((error) => showProblem(form, "Could not load the runs: " + error.message));
+    search.addEventListener("input", filterRows);
+  }
+
+  const PAGES = { overview: overviewPage, suite: suitePage, benchmark: benchmarkPage,
+                  training: trainingPage, compare: comparePage };
+  const page = PAGES[document.body.dataset.page];
+  if (page) page();
+})();

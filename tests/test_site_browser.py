@@ -1,0 +1,259 @@
+"""The built dashboard in a real browser: Debian's Chromium driven by Playwright, the site
+served over HTTP on 127.0.0.1. One browser for the module, a fresh page per test."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import http.server
+import io
+import re
+import shutil
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
+from torch_bench.render.build import build_site
+from torch_bench.render.data import TRAINING_RUNS
+from torch_bench.store.reader import load_history
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+if shutil.which(CHROMIUM) is None:
+    pytest.skip(f"{CHROMIUM} is missing: run scripts/setup-browser", allow_module_level=True)
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    before: float
+    after: float
+    ratio: float
+
+
+def step_finder(values):
+    """A stand-in for the analysis module: any jump of more than 10% is a change point."""
+    return [Step(i, values[i - 1], values[i], values[i] / values[i - 1])
+            for i in range(1, len(values)) if abs(values[i] / values[i - 1] - 1) > 0.10]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dashboard")
+    write_history(root / "data")
+    return build_site(load_history(root / "data"), root / "site", finder=step_finder)
+
+
+@pytest.fixture(scope="module")
+def base_url(site):
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context(viewport={"width": 1366, "height": 800}, accept_downloads=True)
+    # Commit links point at github.com; answer them locally (no internet here).
+    context.route("https://github.com/**", lambda route: route.fulfill(body="commit page"))
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.errors = errors
+    yield tab
+    context.close()
+    assert errors == [], f"console errors: {errors}"
+
+
+def visit(page, base_url, path):
+    page.goto(base_url + path)
+    return page
+
+
+def benchmark_path(site, name_part):
+    found = sorted(p.relative_to(site).as_posix() for p in (site / "bench").glob("*.html")
+                   if name_part in p.name)
+    return found
+
+
+def trend_path(site, page_text_filter):
+    """The benchmark page whose params line contains `page_text_filter`."""
+    for path in sorted((site / "bench").glob("*.html")):
+        if page_text_filter in path.read_text(encoding="utf-8"):
+            return path.relative_to(site).as_posix()
+    raise AssertionError(f"no benchmark page mentions {page_text_filter!r}")
+
+
+def wait_rendered(page, selector):
+    page.wait_for_selector(f"{selector}[data-rendered='1']", timeout=15000)
+
+
+def trace_lengths(page, selector):
+    return page.eval_on_selector(
+        selector, "el => el.data.map(t => [t.meta || t.name, t.x.length])")
+
+
+def xss_fired(page):
+    return page.evaluate("() => typeof window.__xss !== 'undefined'")
+
+
+def visible_rows(page, table):
+    return page.locator(f"{table} tbody tr:visible").count()
+
+
+BERT = "batch_size=1, device=cuda, dtype=float32, mode=inference, model=bert, seq_length=128"
+
+
+def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url):
+    visit(page, base_url, "index.html")
+    for chart in ("[data-summary-chart='0']", "[data-summary-chart='1']"):
+        wait_rendered(page, chart)
+        assert trace_lengths(page, chart) == [[None, RUNS]]
+    assert page.locator("figcaption").first.inner_text().startswith("geometric-mean speedup")
+    assert visible_rows(page, "#recent-runs") == min(RUNS, 15)
+    page.select_option("select[data-row-filter='branch']", XSS_BRANCH)
+    assert visible_rows(page, "#recent-runs") == RUNS - MAIN_RUNS
+    assert f"#7 {XSS_MESSAGE}" in page.inner_text("#recent-runs")  # the PR title, as text
+    # the change point of the synthetic history is listed, as a regression (latency went up)
+    changes = page.locator("section", has_text="Recent change points")
+    assert changes.locator("td.worse").count() >= 1
+    assert not xss_fired(page)
+
+
+def test_suite_search_and_facets_reduce_the_rows(page, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    visit(page, base_url, suite)
+    total = visible_rows(page, "#suite-table")
+    assert total == 10
+    page.fill("#search", "gpt2")
+    assert visible_rows(page, "#suite-table") == 4
+    page.select_option("select[data-facet='dtype']", "float16")
+    assert visible_rows(page, "#suite-table") == 2
+    page.select_option("select[data-facet='batch_size']", "8")
+    assert visible_rows(page, "#suite-table") == 1
+    assert page.inner_text("#row-count") == "1 of 10 benchmarks"
+    page.fill("#search", "")
+    page.select_option("select[data-facet='dtype']", "")
+    page.select_option("select[data-facet='batch_size']", "")
+    page.select_option("select[data-facet='model']", XSS_NAME)
+    assert visible_rows(page, "#suite-table") == 1
+    assert page.locator("#suite-table tbody tr:visible a").first.inner_text() == XSS_NAME
+    # the failed newest result shows its status, not a stale change
+    t5 = page.locator("#suite-table tbody tr", has_text="t5")
+    assert "oom" in t5.inner_text()
+    assert not xss_fired(page)
+
+
+def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, site):
+    visit(page, base_url, trend_path(site, BERT))
+    wait_rendered(page, "#trend")
+    lengths = dict(trace_lengths(page, "#trend"))
+    assert lengths["median"] == RUNS
+    assert lengths["change-points"] == 1
+    assert page.eval_on_selector("#trend", "el => el.layout.shapes.length") == 1  # torch 2.5->2.6
+    # hover over the run whose commit message tries to close a script tag
+    page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
+    hover = page.text_content("#trend .hoverlayer")
+    assert sha_of(3)[:10] in hover
+    assert XSS_MESSAGE in hover  # shown as text
+    assert not xss_fired(page)
+    page.select_option("#branch", "main")
+    wait_rendered(page, "#trend")
+    page.wait_for_function(
+        f"() => document.getElementById('trend').data[2].x.length === {MAIN_RUNS}")
+
+
+def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
+    visit(page, base_url, trend_path(site, BERT))
+    wait_rendered(page, "#trend")
+    page.select_option("#overlay", "dtype")
+    page.wait_for_function("() => document.getElementById('trend').data.length === 2")
+    names = page.eval_on_selector("#trend", "el => el.data.map(t => t.name)")
+    assert sorted(names) == ["dtype=float16", "dtype=float32"]
+    page.select_option("#overlay", "gpu")
+    page.wait_for_function("() => document.getElementById('trend').data.length === 1")
+    page.select_option("#overlay", "")
+    page.check("#log-scale")
+    page.wait_for_function("() => document.getElementById('trend').layout.yaxis.type === 'log'")
+    page.select_option("#axis", "date")
+    page.wait_for_function("() => document.getElementById('trend').layout.xaxis.type === 'date'")
+
+
+def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, site):
+    visit(page, base_url, trend_path(site, BERT))
+    wait_rendered(page, "#trend")
+    point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
+    box = point.bounding_box()
+    with page.context.expect_page() as opened:
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    assert opened.value.url.endswith(f"/commit/{sha_of(5)}")
+    with page.expect_download() as download:
+        page.click("#download-csv")
+    rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    assert len(rows) == RUNS
+    assert rows[3]["message"] == XSS_MESSAGE and rows[3]["sha"] == sha_of(3)
+    json_link = page.get_attribute("a[download]", "href")
+    assert re.fullmatch(r"\.\./json/series/[\w.-]+\.json", json_link)
+
+
+def test_hostile_benchmark_name_stays_text(page, base_url, site):
+    [path] = benchmark_path(site, "img-src-x")
+    visit(page, base_url, path)
+    wait_rendered(page, "#trend")
+    assert XSS_NAME in page.inner_text("h1")
+    page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
+    assert XSS_MESSAGE in page.text_content("#trend .hoverlayer")
+    assert page.locator("img").count() == 0
+    assert not xss_fired(page)
+
+
+def test_training_page_draws_eager_and_compiled_loss_curves(page, base_url):
+    visit(page, base_url, "training.html")
+    wait_rendered(page, ".loss-chart")
+    assert sorted(trace_lengths(page, ".loss-chart")) == [["eager", 20], ["inductor", 20]]
+    assert page.locator("table tbody tr").count() == 1
+    assert page.locator("#training-run option").count() == min(RUNS, TRAINING_RUNS)
+    page.select_option("#training-run", "1")
+    wait_rendered(page, ".loss-chart")
+
+
+def test_compare_page_switches_runs(page, base_url):
+    visit(page, base_url, "compare.html")
+    table = "#compare-table"
+    assert visible_rows(page, table) == 14  # server-side: newest run against main's newest
+    assert "+25.0%" not in page.inner_text(table)
+    page.wait_for_selector("#compare-form[data-ready='1']")
+    assert page.locator("#run-a option").count() == RUNS
+    page.select_option("#run-a", index=RUNS - 1)  # the oldest run, before the slowdown
+    page.wait_for_selector(f"{table}[data-rendered='1']")
+    assert page.inner_text("#run-a-commit") == sha_of(0)[:8]
+    assert visible_rows(page, table) == 14
+    bert = page.locator(f"{table} tbody tr", has_text=BERT)
+    assert "worse" in bert.locator("td").last.get_attribute("class")
+    page.fill("#compare-search", "gpt2")
+    assert visible_rows(page, table) == 4
+    assert not xss_fired(page)
