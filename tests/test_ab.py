@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from torch_bench.analyze.ab import schedule
+from torch_bench.analyze.ab import schedule, within_side_noise
 
 SUITE_MODULE = '''
 import os
@@ -66,3 +66,17 @@ def test_ab_measures_each_checkout_and_confirms_the_regression(cli, tmp_path):
                     "head-confirm-round1.json", "head-round1.json", "head-round2.json"]
     confirm = json.loads((tmp_path / "rounds" / "head-confirm-round1.json").read_text())
     assert [r["name"] for r in confirm["results"]] == ["slow"]  # only the flagged one
+
+
+def test_untrusted_rounds_do_not_teach_the_noise():
+    from support.runs import make_run, ok, untrusted
+
+    def side(medians, prefix):
+        return [make_run([ok("x", m, seed=i)], run_id=f"{prefix}{i}") for i, m in
+                enumerate(medians)]
+
+    base, head = side([10, 10.1, 9.9], "b"), side([10, 9.95, 10.05], "h")
+    wild = [untrusted(run) for run in side([14, 7], "w")]
+    [clean] = within_side_noise(base, head).values()
+    assert list(within_side_noise([*base, *wild], head).values()) == [clean]
+    assert clean.runs == 6 and clean.spread < 0.02

@@ -43,6 +43,25 @@ def test_a_lone_spike_is_not_a_change():
     assert find_change_points(values) == []
 
 
+def test_two_spikes_close_together_are_a_transient_not_two_changes():
+    values = noisy(100, 0.02, 6)
+    values[[40, 42]] *= 1.8  # up, then down: PELT alone cuts [40, 43) out as its own level
+    assert find_change_points(values) == []
+
+
+def test_a_level_that_lasts_returns_and_is_two_changes():
+    values = noisy(100, 0.01, 7)
+    values[40:55] *= 1.3
+    assert [c.index for c in find_change_points(values)] == [40, 55]
+
+
+def test_a_short_new_level_at_the_end_is_kept():
+    values = noisy(60, 0.01, 8)
+    values[57:] *= 1.3
+    [change] = find_change_points(values)
+    assert change.index == 57
+
+
 def test_a_step_under_two_percent_is_ignored():
     values = noisy(100, 0.001, 5)
     values[50:] *= 1.015

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from support.runs import history, make_run, ok
-from torch_bench.results.document import save_run
+from support.runs import history, make_run, ok, untrusted
+from torch_bench.results.document import load_run, save_run
 from torch_bench.store.layout import run_path
 
 
@@ -117,3 +117,30 @@ def test_auto_baseline_is_the_nearest_ancestor_of_the_merge_base_with_results(cl
     assert fallback["base_runs"] == ["main-c4"]
     assert "latest" in fallback["baseline"]
     assert fallback["verdicts"][0]["verdict"] == "improvement"
+
+
+def test_an_untrusted_head_is_reported_but_not_alerted_on(cli, tmp_path):
+    write_pair(tmp_path)
+    save_run(untrusted(load_run(tmp_path / "head.json")), tmp_path / "head.json")
+    outputs = tmp_path / "outputs.txt"
+    done = cli("compare", "base.json", "head.json", "--json", "verdicts.json",
+               "--fail-on-regression",
+               env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(outputs)})
+    assert done.returncode == 0, done.stderr
+    assert "::warning" not in done.stdout
+    assert "pre-flight check failed on the head" in done.stdout
+    assert "has-regression=false\n" in outputs.read_text()
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    assert verdicts["untrusted_sides"] == ["head"]
+    slower = next(v for v in verdicts["verdicts"] if v["name"] == "slower")
+    assert (slower["verdict"], slower["note"]) == (
+        "inconclusive", "pre-flight check failed (measured as regression)")
+
+
+def test_an_untrusted_base_file_is_refused(cli, tmp_path):
+    write_pair(tmp_path)
+    save_run(untrusted(load_run(tmp_path / "base.json")), tmp_path / "base.json")
+    done = cli("compare", "base.json", "head.json")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("torch-bench: error: BASE base.json: every run failed its "
+                                   "pre-flight check (untrusted) and cannot be a baseline")

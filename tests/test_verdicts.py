@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from support.runs import BASE_ENV, bad, history, make_run, ok
+from support.runs import BASE_ENV, bad, history, make_run, ok, untrusted
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
+from torch_bench.report.actions import step_outputs, warning_annotations
+from torch_bench.report.markdown import ReportContext, format_report
 
 HISTORY = history(20, {"steady": 10, "slower": 10, "faster": 10, "noisy": 10, "tput": 100})
 
@@ -80,3 +82,47 @@ def test_json_verdicts_carry_the_numbers():
     entry = data["verdicts"][0]
     assert entry["verdict"] == "regression" and entry["benchmark_id"] == "demo/slower[]:latency"
     assert 1.1 < entry["ratio"] < 1.2 and entry["history_runs"] == 20
+
+
+def test_an_untrusted_head_is_never_alerted_on():
+    base = make_run([ok("slower", 10, seed=2), ok("faster", 10, seed=3), ok("breaks", 5, seed=5),
+                     ok("steady", 10, seed=1)])
+    head = untrusted(make_run([ok("slower", 11.5, seed=12), ok("faster", 8, seed=13),
+                               bad("breaks", "oom"), ok("steady", 10, seed=11)],
+                              sha="b" * 40))
+    comparison = compare_runs([base], [head], HISTORY)
+    found = verdicts_by_name(comparison)
+    assert {name: v.kind for name, v in found.items()} == {
+        "slower": Kind.INCONCLUSIVE, "faster": Kind.INCONCLUSIVE, "breaks": Kind.INCONCLUSIVE,
+        "steady": Kind.UNCHANGED}
+    assert found["slower"].note == "pre-flight check failed (measured as regression)"
+    assert found["breaks"].note == "pre-flight check failed (measured as newly failing: ok -> oom)"
+    assert found["slower"].assessment.ratio > 1.1  # the numbers are still shown
+    assert comparison.untrusted_sides == ("head",) and not comparison.has_regression
+    assert warning_annotations(comparison) == []
+    assert step_outputs(comparison)["has-regression"] == "false"
+    assert "pre-flight check failed on the head" in format_report(comparison, ReportContext())
+    assert confirm_regressions(comparison, [make_run([ok("slower", 12, seed=9)])]) is comparison
+
+
+def test_untrusted_runs_are_left_out_of_a_side_that_has_trusted_ones():
+    base = [make_run([ok("x", 10, seed=1)], run_id="b1"),
+            untrusted(make_run([ok("x", 7, seed=2)], run_id="b2"))]
+    head = [make_run([ok("x", 10, seed=3)], run_id="h1"),
+            untrusted(make_run([ok("x", 15, seed=4)], run_id="h2"))]
+    comparison = compare_runs(base, head, history(20, {"x": 10}))
+    assert [v.kind for v in comparison.verdicts] == [Kind.UNCHANGED]
+    assert comparison.left_out == ("b2", "h2") and comparison.untrusted_sides == ()
+    assert [r.run_id for r in comparison.base_runs] == ["b1"]
+
+
+def test_untrusted_history_runs_do_not_teach_the_noise():
+    quiet = history(20, {"slower": 10}, spread=0.01)
+    wild = [untrusted(run) for run in history(30, {"slower": 10}, spread=0.5, seed=7)]
+    base = make_run([ok("slower", 10, seed=2)])
+    head = make_run([ok("slower", 11.5, seed=12)], sha="b" * 40)
+    clean = compare_runs([base], [head], quiet).verdicts[0]
+    mixed = compare_runs([base], [head], [*quiet, *wild]).verdicts[0]  # wild ones newest
+    assert mixed.assessment.history_runs == 20
+    assert mixed.assessment.noise == clean.assessment.noise
+    assert mixed.kind is Kind.REGRESSION

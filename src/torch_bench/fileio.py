@@ -10,13 +10,18 @@ from typing import Any
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write `text` to a temporary file beside `path`, then rename it into place."""
+    """Write `text` (UTF-8) to a temporary file beside `path`, then rename it into place."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write `data` to a temporary file beside `path`, then rename it into place."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)

@@ -18,7 +18,8 @@ def _git(*args: str, cwd: str | None = None) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def _event(environ: Mapping[str, str]) -> dict[str, Any]:
+def read_event(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The event payload of this workflow run (GITHUB_EVENT_PATH); empty outside Actions."""
     path = environ.get("GITHUB_EVENT_PATH")
     if not path:
         return {}
@@ -31,7 +32,7 @@ def _event(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def git_info(environ: Mapping[str, str] = os.environ, cwd: str | None = None) -> dict[str, Any]:
-    event = _event(environ)
+    event = read_event(environ)
     pull = event.get("pull_request") or {}
     repository = environ.get("GITHUB_REPOSITORY")
     sha = (pull.get("head") or {}).get("sha") or environ.get("GITHUB_SHA") or _git(

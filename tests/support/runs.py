@@ -49,3 +49,14 @@ def history(n: int, medians: dict[str, float], *, spread: float = 0.01, branch: 
         runs.append(make_run(results, sha=f"{i:040x}", branch=branch,
                              created_at=f"2025-12-{1 + i:02d}T00:00:00Z", run_id=f"hist-{i:03d}"))
     return runs
+
+
+UNTRUSTED_ENV = {**BASE_ENV, "preflight": {"trusted": False, "findings": [
+    {"check": "gpu_clock", "severity": "fail", "message": "GPU 0 throttled"}]}}
+
+
+def untrusted(run: Run) -> Run:
+    """The same run, recorded after a failed pre-flight check."""
+    from dataclasses import replace
+
+    return replace(run, env={**run.env, "preflight": UNTRUSTED_ENV["preflight"]})

@@ -3,10 +3,10 @@ decisions that follow from it. Read from GITHUB_* variables and the event payloa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from torch_bench.provenance import read_event
 
 PUBLISHING_EVENTS = ("push", "schedule", "workflow_dispatch")
 
@@ -57,20 +57,8 @@ class RunContext:
         return f"https://{owner}.github.io/{name}/"
 
 
-def _payload(environ: Mapping[str, str]) -> dict[str, Any]:
-    path = environ.get("GITHUB_EVENT_PATH")
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def read_context(environ: Mapping[str, str]) -> RunContext:
-    payload = _payload(environ)
+    payload = read_event(environ)
     pull = payload.get("pull_request") or {}
     head_repo = ((pull.get("head") or {}).get("repo") or {}).get("full_name")
     base_repo = ((pull.get("base") or {}).get("repo") or {}).get("full_name")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from torch_bench.analyze.noise import MAD_TO_SD, NoiseEstimate
-from torch_bench.analyze.verdicts import results_by_id
+from torch_bench.analyze.verdicts import results_by_id, trusted
 from torch_bench.errors import UserError
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
@@ -84,9 +84,10 @@ def within_side_noise(base: Sequence[Run], head: Sequence[Run]) -> dict[str, Noi
     """Per benchmark, the run-to-run spread of ln(per-run median) within each side, pooled
     over both sides and learned from all 2R runs: 1.4826 x median |d| / sqrt(2) over the
     differences d between runs of the same side (consistent for normal noise, and free of the
-    zero a deviation from a 3-run median would contribute)."""
+    zero a deviation from a 3-run median would contribute). Untrusted runs (failed pre-flight)
+    teach nothing when their side has trusted ones."""
     noise = {}
-    base_ids, head_ids = results_by_id(base), results_by_id(head)
+    base_ids, head_ids = results_by_id(trusted(base) or base), results_by_id(trusted(head) or head)
     for key in set(base_ids) & set(head_ids):
         differences: list[float] = []
         runs = 0

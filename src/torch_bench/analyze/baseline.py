@@ -6,6 +6,9 @@ In order of preference (always on the head's environment fingerprint):
 3. an explicit results file (chosen by the caller; see `explicit`).
 All runs at the chosen commit are the baseline's runs (R_base). Pure: the caller asks git
 for the ancestors (`analyze/git.py`) and the store for the history.
+
+A run whose pre-flight check failed (`Run.trusted` is False) is never a baseline and never
+teaches the noise; an explicit results file made only of such runs is refused.
 """
 
 from __future__ import annotations
@@ -33,13 +36,13 @@ class Baseline:
 
 def candidates(history: Sequence[Run], head: Sequence[Run], base_branch: str | None) -> list[Run]:
     """History runs a baseline may come from: same fingerprint as the head, on the base branch
-    (any branch when it is unknown), not the head's own runs; oldest first."""
+    (any branch when it is unknown), trusted, not the head's own runs; oldest first."""
     if not head:
         return []
     fingerprint = head[0].fingerprint
     own = {run.run_id for run in head}
     return [run for run in history
-            if run.fingerprint == fingerprint and run.run_id not in own
+            if run.fingerprint == fingerprint and run.run_id not in own and run.trusted
             and (base_branch is None or run.git.get("branch") == base_branch)]
 
 
@@ -81,8 +84,21 @@ def choose_baseline(head: Sequence[Run], history: Sequence[Run], *, base_branch:
     return None
 
 
+class UntrustedBaseline(ValueError):
+    """Every run offered as the baseline failed its pre-flight check."""
+
+
 def explicit(runs: Sequence[Run], source: str) -> Baseline:
-    return Baseline(tuple(runs), f"{len(runs)} run(s) from {source}")
+    """The given runs as the baseline, without the untrusted ones; `UntrustedBaseline` when
+    no trusted run is left."""
+    good = [run for run in runs if run.trusted]
+    if runs and not good:
+        raise UntrustedBaseline(f"{source}: every run failed its pre-flight check (untrusted) "
+                                "and cannot be a baseline")
+    how = f"{len(good)} run(s) from {source}"
+    if len(good) < len(runs):
+        how += f" ({len(runs) - len(good)} untrusted run(s) left out)"
+    return Baseline(tuple(good), how)
 
 
 def noise_history(history: Sequence[Run], head: Sequence[Run], base_branch: str | None,

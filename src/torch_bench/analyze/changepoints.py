@@ -11,6 +11,12 @@ odd spike), every index a candidate (jump 1), segments of at least 3 points, and
 the robust point-to-point noise of the series (differencing removes the steps themselves).
 A change whose segment medians differ by less than 2% is dropped and its two segments merged.
 
+A spike is not a step: two or three outliers close together can form a minimum-size segment of
+their own, which PELT then cuts out as "up, then down". An interior segment of at most
+`MAX_TRANSIENT` (5) points whose neighbours' medians agree within 2% is a transient, not two
+changes: it is merged back into its neighbours. A level that held for longer, or one that did not
+return (a real step, or the newest points of the series), is kept.
+
 Each `ChangePoint` has `index` (the first index of the new segment, so the change happened
 between `values[index - 1]` and `values[index]`), `before` and `after` (medians of the
 segments on either side, in the values' unit) and `ratio` (after / before).
@@ -29,6 +35,7 @@ import numpy as np
 
 MIN_SEGMENT = 3
 MIN_CHANGE = 0.02
+MAX_TRANSIENT = 5  # an excursion of at most this many points that returns is not a step
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ def find_change_points(values: Sequence[float], *, min_change: float = MIN_CHANG
         beta = 1e-12
     ends = _pelt_l1(logs, beta, min_segment)
     starts = _merge_small(series, [0, *ends[:-1]], min_change)
+    starts = _merge_transients(series, starts, min_change)
     return [_describe(series, starts, i) for i in range(1, len(starts))]
 
 
@@ -92,6 +100,25 @@ def _merge_small(series: np.ndarray, starts: list[int], min_change: float) -> li
         if sizes[smallest] >= math.log1p(min_change):
             break
         del starts[smallest + 1]
+    return starts
+
+
+def _merge_transients(series: np.ndarray, starts: list[int], min_change: float) -> list[int]:
+    """Merge each short interior segment whose neighbours are at the same level (within
+    `min_change`) into them, shortest first, until none is left."""
+    starts = list(starts)
+    while len(starts) > 2:
+        bounds = [*starts, len(series)]
+        medians = _medians(series, starts)
+        transients = [
+            (bounds[i + 1] - bounds[i], i) for i in range(1, len(starts) - 1)
+            if bounds[i + 1] - bounds[i] <= MAX_TRANSIENT
+            and abs(math.log(medians[i + 1] / medians[i - 1])) < math.log1p(min_change)]
+        if not transients:
+            break
+        _, i = min(transients)
+        del starts[i:i + 2]
+        starts = _merge_small(series, starts, min_change)
     return starts
 
 

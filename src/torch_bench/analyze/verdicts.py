@@ -7,6 +7,12 @@ fingerprints differ; `environment_difference` says which versions differ).
 
 Several runs a side are pooled per benchmark; `rule.assess` decides between regression,
 improvement, unchanged and inconclusive.
+
+Runs whose pre-flight check failed (`Run.trusted` is False) are kept out: they never teach the
+noise, and on either side they are left out when the side has trusted runs. When every run of a
+side is untrusted, nothing is alerted on: regressions, improvements and newly failing
+benchmarks become inconclusive with the note "pre-flight check failed" (the statuses stay in
+`base_status`/`head_status`), so there are no annotations and no failing exit.
 """
 
 from __future__ import annotations
@@ -116,6 +122,8 @@ class Comparison:
     baseline_note: str = ""
     z_threshold: float = 3.0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    untrusted_sides: tuple[str, ...] = ()  # "base"/"head": every run failed its pre-flight
+    left_out: tuple[str, ...] = ()  # ids of untrusted runs set aside for trusted ones
 
     def counts(self) -> dict[Kind, int]:
         found = Counter(v.kind for v in self.verdicts)
@@ -133,6 +141,8 @@ class Comparison:
         return {
             "counts": {kind.value: count for kind, count in self.counts().items()},
             "z_threshold": self.z_threshold,
+            "untrusted_sides": list(self.untrusted_sides),
+            "left_out_runs": list(self.left_out),
             "baseline": self.baseline_note,
             "base_runs": [run.run_id for run in self.base_runs],
             "head_runs": [run.run_id for run in self.head_runs],
@@ -170,6 +180,27 @@ def history_medians(history: Iterable[Run], window: int = HISTORY_WINDOW) -> dic
     return {key: recent(values, window) for key, values in series.items()}
 
 
+UNTRUSTED_NOTE = "pre-flight check failed"
+# verdicts that would alert (or claim a change) and are not given on untrusted measurements
+DISTRUSTED_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.NEWLY_FAILING)
+
+
+def trusted(runs: Iterable[Run]) -> list[Run]:
+    """The runs whose pre-flight check passed (or that have none recorded)."""
+    return [run for run in runs if run.trusted]
+
+
+def distrusted(verdict: Verdict) -> Verdict:
+    """The verdict on a side that failed its pre-flight check: an alerting one becomes
+    inconclusive, saying why."""
+    if verdict.kind not in DISTRUSTED_KINDS:
+        return verdict
+    was = KIND_LABELS[verdict.kind]
+    if verdict.kind is Kind.NEWLY_FAILING:
+        was += f": {verdict.base_status} -> {verdict.head_status}"
+    return replace(verdict, kind=Kind.INCONCLUSIVE, note=f"{UNTRUSTED_NOTE} (measured as {was})")
+
+
 def compare_runs(
     base: Sequence[Run],
     head: Sequence[Run],
@@ -182,7 +213,18 @@ def compare_runs(
 ) -> Comparison:
     """Verdicts for every benchmark present on either side. The run-to-run noise comes from
     `history` (base-branch runs, oldest first), or from `noise` per benchmark id when given
-    (A/B mode learns it from its own rounds)."""
+    (A/B mode learns it from its own rounds). Untrusted runs: see the module docstring."""
+    history = trusted(history)
+    untrusted_sides, left_out = [], []
+    sides = []
+    for name, runs in (("base", base), ("head", head)):
+        good = trusted(runs)
+        if runs and not good:
+            untrusted_sides.append(name)
+        elif len(good) < len(runs):
+            left_out += [run.run_id for run in runs if not run.trusted]
+        sides.append(good or list(runs))
+    base, head = sides
     env_diff = environment_difference(base, head)
     comparable = ignore_environment or not env_diff
     base_ids, head_ids = results_by_id(base), results_by_id(head)
@@ -195,8 +237,11 @@ def compare_runs(
         learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []))
         verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
                                  learned, policy, z_threshold, comparable))
+    if untrusted_sides:
+        verdicts = [distrusted(v) for v in verdicts]
     return Comparison(tuple(verdicts), tuple(env_diff), tuple(base), tuple(head),
-                      baseline_note, z_threshold)
+                      baseline_note, z_threshold, untrusted_sides=tuple(untrusted_sides),
+                      left_out=tuple(left_out))
 
 
 def _any_ok(results: Sequence[Result]) -> bool:
@@ -256,9 +301,12 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
 
     A regression the re-run confirms keeps its verdict with `confirmed=True`; one the re-run
     does not confirm becomes inconclusive with `confirmed=False`. Other verdicts are kept.
+    Untrusted re-runs confirm nothing (the verdicts stay unconfirmed, as when a re-run fails).
     """
-    fresh = results_by_id(rerun)
-    base = results_by_id(rerun_base or comparison.base_runs)
+    if comparison.untrusted_sides:
+        return comparison  # nothing is alerted on, so nothing to confirm
+    fresh = results_by_id(trusted(rerun))  # an untrusted re-run confirms nothing
+    base = results_by_id(trusted(rerun_base) or comparison.base_runs)
     updated = []
     for verdict in comparison.verdicts:
         samples = [r.samples for r in fresh.get(verdict.benchmark_id, []) if r.ok and r.samples]

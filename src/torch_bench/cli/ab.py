@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from torch_bench.analyze.ab import run_ab, within_side_noise
-from torch_bench.analyze.baseline import explicit
+from torch_bench.analyze.baseline import UntrustedBaseline, explicit
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.cli.compare import (
     add_report_arguments,
@@ -52,6 +52,15 @@ def progress(step, total) -> None:
     print(f"[{step.round + 1}] {step.side}", file=sys.stderr, flush=True)
 
 
+def ab_note(base: list, source: str) -> str:
+    """How the base was measured; untrusted base runs are not an error here: the comparison
+    then alerts on nothing (see `verdicts.compare_runs`)."""
+    try:
+        return explicit(base, source).how
+    except UntrustedBaseline:
+        return f"{len(base)} run(s) from {source}"
+
+
 def handle(args: argparse.Namespace) -> int:
     if args.rounds < 1:
         raise UserError(f"--rounds: {args.rounds} must be at least 1")
@@ -65,8 +74,8 @@ def handle(args: argparse.Namespace) -> int:
         comparison = compare_runs(
             runs["base"], runs["head"], policy=policy,
             ignore_environment=args.ignore_environment,
-            baseline_note=explicit(runs["base"], f"{base_dir.name}, interleaved with the head "
-                                                 f"over {args.rounds} rounds").how,
+            baseline_note=ab_note(runs["base"], f"{base_dir.name}, interleaved with the head "
+                                                f"over {args.rounds} rounds"),
             noise=within_side_noise(runs["base"], runs["head"]))
         confirm = args.rounds if args.confirm_rounds is None else args.confirm_rounds
         if confirm > 0 and comparison.of_kind(Kind.REGRESSION):

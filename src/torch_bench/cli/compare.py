@@ -17,6 +17,7 @@ from torch_bench.analyze import git
 from torch_bench.analyze.baseline import (
     Baseline,
     NoBaseline,
+    UntrustedBaseline,
     choose_baseline,
     explicit,
     noise_history,
@@ -150,7 +151,10 @@ def handle(args: argparse.Namespace) -> int:
 def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
                      base_branch: str) -> Baseline:
     if args.base != "auto":
-        return explicit(load_runs(args.base, "BASE"), args.base)
+        try:
+            return explicit(load_runs(args.base, "BASE"), args.base)
+        except UntrustedBaseline as exc:
+            raise UserError(f"BASE {exc}") from None
     if not args.history:
         raise UserError("BASE 'auto' needs --history DATA_FOLDER to choose a baseline from")
     sha = head[0].git.get("sha")

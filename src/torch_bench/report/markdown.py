@@ -99,7 +99,20 @@ def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str
                  + (f": {markdown_text(comparison.baseline_note)}."
                     if comparison.baseline_note else "."))
     lines.append(f"Configuration: {markdown_text(context.config)}.")
+    lines += trust_lines(comparison)
     return lines + [""]
+
+
+def trust_lines(comparison: Comparison) -> list[str]:
+    """What the pre-flight checks changed: sides not alerted on, untrusted runs left out."""
+    lines = []
+    for side in comparison.untrusted_sides:
+        lines += ["", f"**The pre-flight check failed on the {side}**: its measurements are not "
+                      "trusted, so nothing is alerted on; changes are reported as inconclusive."]
+    if comparison.left_out:
+        lines += ["", f"{len(comparison.left_out)} run(s) whose pre-flight check failed were "
+                      "left out."]
+    return lines
 
 
 def counts_table(comparison: Comparison) -> list[str]:

@@ -3,13 +3,12 @@ files to write (path -> bytes) and files to delete. `apply_plan` is the only wri
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from torch_bench.fileio import write_bytes_atomic
 from torch_bench.results.schema import Run
 from torch_bench.store.archive import Archive, digest, encode_archive
 from torch_bench.store.documents import run_files_of
@@ -91,25 +90,11 @@ def apply_plan(root: Path, plan: Plan) -> None:
     """New files first (each atomically), deletions after: a crash half way leaves a run in
     two places (the reader counts it once), never in none."""
     for path, data in plan.writes.items():
-        _write_bytes_atomic(root / path, data)
+        write_bytes_atomic(root / path, data)
     for path in plan.deletes:
         (root / path).unlink(missing_ok=True)
     for directory in sorted({(root / path).parent for path in plan.deletes}, reverse=True):
         _remove_empty(directory, root)
-
-
-def _write_bytes_atomic(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _remove_empty(directory: Path, root: Path) -> None:

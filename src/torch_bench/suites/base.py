@@ -109,6 +109,19 @@ def parse_name_list(text: str) -> tuple[str, ...]:
     return values
 
 
+def parse_choices(known, what: str = "variant") -> Callable[[str], tuple[str, ...]]:
+    """A parser for a comma-separated list of names, each one of `known`."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = parse_name_list(text)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"unknown {what}(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return names
+
+    return parse
+
+
 def parse_positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:

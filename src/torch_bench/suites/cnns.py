@@ -18,7 +18,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
-    parse_name_list,
+    parse_choices,
     parse_positive_int,
 )
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
@@ -35,17 +35,8 @@ VARIANTS: dict[str, tuple[str, str]] = {
 DEFAULT_VARIANTS = ("resnet18", "resnet18_jit", "resnet50", "resnet50_jit")
 
 
-def _parse_variants(text: str) -> tuple[str, ...]:
-    names = parse_name_list(text)
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(VARIANTS)}")
-    return names
-
-
 OPTIONS = (
-    Option("cnns", _parse_variants, DEFAULT_VARIANTS,
+    Option("cnns", parse_choices(VARIANTS), DEFAULT_VARIANTS,
            f"ResNet variants to run: {', '.join(VARIANTS)}"),
     Option("mini_batch", parse_positive_int, 64, "batch size"),
     Option("image_size", parse_positive_int, 224, "image height and width"),

@@ -18,7 +18,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
-    parse_name_list,
+    parse_choices,
     parse_positive_int,
 )
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
@@ -152,17 +152,8 @@ VARIANTS: dict[str, Variant] = {
 SIZE_OPTIONS = ("seq_length", "num_layers", "input_size", "hidden_size", "mini_batch")
 
 
-def _parse_variants(text: str) -> tuple[str, ...]:
-    names = parse_name_list(text)
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(VARIANTS)}")
-    return names
-
-
 OPTIONS = (
-    Option("variants", _parse_variants, tuple(VARIANTS),
+    Option("variants", parse_choices(VARIANTS), tuple(VARIANTS),
            f"LSTM variants to run: {', '.join(VARIANTS)}"),
     Option("seq_length", parse_positive_int, 100, "sequence length"),
     Option("num_layers", parse_positive_int, 1, "layers of cudnn, aten and jit_multilayer"),
