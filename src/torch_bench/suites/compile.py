@@ -26,7 +26,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
-    parse_name_list,
+    parse_choices,
     parse_positive_int,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
@@ -46,17 +46,6 @@ def parse_bool(text: str) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"expected true or false, got {text!r}")
-
-
-def _choices(known: Sequence[str]):
-    def parse(text: str) -> tuple[str, ...]:
-        names = parse_name_list(text)
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise ValueError(f"unknown value(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        return names
-
-    return parse
 
 
 def one_of(known: Sequence[str]):
@@ -88,7 +77,7 @@ def _parse_config_path(text: str) -> str:
 OPTIONS = (
     Option("models", _parse_models, tuple(BUILTIN_MODELS),
            "zoo models: built-in names or [name=]package.module:function"),
-    Option("modes", _choices(MODES), MODES, "inference and/or training"),
+    Option("modes", parse_choices(MODES, "mode"), MODES, "inference and/or training"),
     Option("backend", parse_backend, "inductor", "torch.compile backend (inductor, aot_eager, "
                                                   "eager, ...)"),
     Option("compile_mode", one_of(COMPILE_MODES), "default", "torch.compile mode"),
