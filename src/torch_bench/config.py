@@ -11,6 +11,9 @@ YAML layout (every key optional; CLI flags override it):
     isolation: {timeout_s: 900, memory_limit_mb: null}
     options:
       rnns: {seq_length: 20, variants: [cudnn, py]}
+
+Selection and sharding are CLI flags (`--exclude REGEX`, `--exclude-exact NAME`,
+`--total-partitions N --partition-id I`): see `RunConfig.selects` and `partition_of`.
 """
 
 from __future__ import annotations
@@ -40,22 +43,47 @@ class RunConfig:
     policy: TimingPolicy
     isolation: IsolationPolicy
     filter: str | None = None
+    exclude: tuple[str, ...] = ()  # regular expressions over "suite/case"
+    exclude_exact: tuple[str, ...] = ()  # case names or "suite/case", matched exactly
+    total_partitions: int = 1
+    partition_id: int = 0
     threads: int | None = None
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
-        return self.filter is None or re.search(self.filter, label) is not None
+        if self.filter is not None and re.search(self.filter, label) is None:
+            return False
+        if any(re.search(pattern, label) for pattern in self.exclude):
+            return False
+        return case.name not in self.exclude_exact and label not in self.exclude_exact
+
+    @property
+    def shard(self) -> str | None:
+        """`i/n` when the run is one partition of several, else None."""
+        return f"{self.partition_id}/{self.total_partitions}" if self.total_partitions > 1 \
+            else None
 
     def describe(self) -> dict[str, Any]:
         return {
             "suites": list(self.suites),
             "device": self.device,
             "filter": self.filter,
+            "exclude": list(self.exclude),
+            "exclude_exact": list(self.exclude_exact),
+            "total_partitions": self.total_partitions,
+            "partition_id": self.partition_id,
             "threads": self.threads,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
         }
+
+
+def partition_of(keys: list[str], total: int) -> dict[str, int]:
+    """Each key's partition: the distinct keys sorted, the k-th goes to partition k mod
+    `total`. All the cases of one model share a partition, every model lands in exactly one,
+    and the assignment depends only on the set of names, not on their order or a hash seed."""
+    return {key: index % total for index, key in enumerate(sorted(set(keys)))}
 
 
 def _plain(value: Any) -> Any:
@@ -136,6 +164,10 @@ def build_run_config(
     timing: Mapping[str, Any] | None = None,
     isolation: Mapping[str, Any] | None = None,
     cli_options: Mapping[str, Any] | None = None,
+    exclude: list[str] | None = None,
+    exclude_exact: list[str] | None = None,
+    total_partitions: int | None = None,
+    partition_id: int | None = None,
     threads: int | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
@@ -153,6 +185,13 @@ def build_run_config(
             re.compile(pattern)
         except re.error as exc:
             raise UserError(f"--filter: {pattern!r} is not a regular expression ({exc})") from None
+    for pattern_ in exclude or ():
+        try:
+            re.compile(pattern_)
+        except re.error as exc:
+            raise UserError(f"--exclude: {pattern_!r} is not a regular expression ({exc})") \
+                from None
+    total, part = _partitions(total_partitions, partition_id)
     yaml_options = data.get("options") or {}
     if not isinstance(yaml_options, dict):
         raise UserError(f"{yaml_source}: options: expected a mapping of suite to options")
@@ -183,9 +222,26 @@ def build_run_config(
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),
         filter=pattern,
+        exclude=tuple(exclude or ()),
+        exclude_exact=tuple(exclude_exact or ()),
+        total_partitions=total,
+        partition_id=part,
         threads=_threads(threads if threads is not None else data.get("threads"),
                          "--threads" if threads is not None else f"{yaml_source}: threads"),
     )
+
+
+def _partitions(total: int | None, part: int | None) -> tuple[int, int]:
+    if total is None and part is None:
+        return 1, 0
+    if total is None or part is None:
+        raise UserError("--total-partitions and --partition-id go together")
+    if total < 1:
+        raise UserError(f"--total-partitions: expected a positive integer, got {total}")
+    if not 0 <= part < total:
+        raise UserError(f"--partition-id: expected 0 to {total - 1} "
+                        f"(partitions are numbered from 0), got {part}")
+    return total, part
 
 
 def _threads(value: Any, where: str) -> int | None:

@@ -74,6 +74,8 @@ METRICS: dict[str, Metric] = {
         Metric("pass_rate", "ratio", Direction.HIGHER, "share of cases that passed"),
         Metric("accuracy", "ratio", Direction.HIGHER, "evaluation accuracy"),
         Metric("loss", "1", Direction.LOWER, "training loss"),
+        Metric("loss_ratio", "ratio", Direction.LOWER,
+               "final training loss, compiled / native"),
         Metric("graph_count", "count", Direction.LOWER, "graphs compiled"),
         Metric("graph_breaks", "count", Direction.LOWER, "graph breaks"),
         # generic rows for results imported from tools that only say "bigger/smaller is better"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from torch_bench.config import RunConfig
+from torch_bench.config import RunConfig, partition_of
 from torch_bench.measure.environment import collect_environment, fingerprint
 from torch_bench.measure.isolation import run_isolated
 from torch_bench.measure.preflight import Preflight
@@ -29,6 +29,11 @@ def plan_cases(config: RunConfig) -> list[PlannedCase]:
         for case in suite.plan(config.options[ref], config.device):
             if config.selects(case):
                 planned.append(PlannedCase(ref, case))
+    if config.total_partitions > 1:
+        owner = partition_of([f"{p.case.suite}/{p.case.name}" for p in planned],
+                             config.total_partitions)
+        planned = [p for p in planned
+                   if owner[f"{p.case.suite}/{p.case.name}"] == config.partition_id]
     return planned
 
 
@@ -45,7 +50,18 @@ def execute(
         case_results = run_isolated(item.case, ctx, config.isolation, item.suite_ref)
         results.extend(case_results)
         on_case_done(item, case_results)
-    return results
+    return results + summaries(planned, results)
+
+
+def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]:
+    """Suite-level results computed in the parent from all of a suite's case results, for
+    suites that define `summarize`."""
+    extra: list[Result] = []
+    for ref in dict.fromkeys(p.suite_ref for p in planned):
+        suite = get_suite(ref)
+        if suite.summarize is not None:
+            extra.extend(suite.summarize([r for r in results if r.suite == suite.name]))
+    return extra
 
 
 def assemble_run(config: RunConfig, results: list[Result],
@@ -56,4 +72,5 @@ def assemble_run(config: RunConfig, results: list[Result],
         env["fingerprint"] = fingerprint(env)
     if preflight is not None:
         env["preflight"] = preflight.to_dict()
-    return new_run(results, git=git_info(), ci=ci_info(), env=env, config=config.describe())
+    ci = {**ci_info(), **({"shard": config.shard} if config.shard else {})}
+    return new_run(results, git=git_info(), ci=ci, env=env, config=config.describe())

@@ -39,6 +39,14 @@ def register(subparsers) -> None:
     parser.add_argument("--config", metavar="FILE", help="YAML configuration; flags override it")
     parser.add_argument("--device", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--filter", metavar="REGEX", help="run only cases whose suite/name match")
+    parser.add_argument("--exclude", action="append", metavar="REGEX",
+                        help="skip cases whose suite/name match (repeatable)")
+    parser.add_argument("--exclude-exact", action="append", metavar="NAME",
+                        help="skip the case with exactly this name or suite/name (repeatable)")
+    parser.add_argument("--total-partitions", type=int, metavar="N",
+                        help="split the selected cases into N shards (by sorted suite/name)")
+    parser.add_argument("--partition-id", type=int, metavar="I",
+                        help="run shard I of --total-partitions, counting from 0")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
     parser.add_argument("--threads", type=int, metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
@@ -90,6 +98,10 @@ def handle(args: argparse.Namespace) -> int:
         suites=_suite_list(args.suite),
         device=args.device,
         filter=args.filter,
+        exclude=args.exclude,
+        exclude_exact=args.exclude_exact,
+        total_partitions=args.total_partitions,
+        partition_id=args.partition_id,
         threads=args.threads,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),

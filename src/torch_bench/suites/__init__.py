@@ -11,6 +11,8 @@ SUITE_MODULES: dict[str, str] = {
     "rnns": "torch_bench.suites.rnns",
     "cnns": "torch_bench.suites.cnns",
     "transformers": "torch_bench.suites.transformers",
+    "compile": "torch_bench.suites.compile",
+    "training": "torch_bench.suites.training",
 }
 
 

@@ -85,6 +85,8 @@ class Suite:
     plan: Callable[[Mapping[str, Any], str], Sequence[CaseSpec]]
     run_case: Callable[[CaseSpec, CaseContext], Sequence[Result]]
     record_memory: bool = True  # add the case process's memory figures as results
+    # Suite-level results from all case results, computed in the parent after the cases run.
+    summarize: Callable[[Sequence[Result]], Sequence[Result]] | None = None
     # Optional suite-specific report printed after the results table: the suite's results
     # in, lines of text out.
     render: Callable[[Sequence[Result]], list[str]] | None = None

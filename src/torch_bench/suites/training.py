@@ -1,0 +1,223 @@
+"""The training suite: training-loss parity between native (eager) and compiled training.
+
+One tiny transformer text classifier is trained twice from identical initial weights and
+optimizer state (deep copies of one state dict each; the second run never reuses the first
+run's trained model), on the same batches in the same order: natively, and under
+`torch.compile` with the chosen backend.
+
+Results (params include `backend`: `eager` for the native run, else the compile backend, and
+`runtime`: native or compiled):
+- `loss`: the losses of the final epoch's steps, the whole history in `extra["loss_curve"]`;
+- `epoch_time`: time per epoch (the first epoch, which includes compilation, is left out of
+  the samples when there are several epochs; all epochs are in `extra`);
+- `accuracy` on a held-out set, when evaluation is asked;
+- `loss_ratio`, the parity verdict: compiled final loss / native final loss, where a final
+  loss is the mean loss of the final epoch. Status `pass` when
+  compiled_final <= native_final * (1 + loss_tolerance), else `fail_accuracy`.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from torch_bench.results.schema import Result, Status, failed, measured
+from torch_bench.suites.base import CaseContext, CaseSpec, Option, Output, Suite, parse_positive_int
+from torch_bench.suites.compile import COMPILE_MODES, one_of, parse_backend, parse_bool
+from torch_bench.zoo.textdata import parse_dataset
+
+SUITE_NAME = "training"
+CASE_NAME = "text_classification"
+OPTIMIZERS = ("adam", "adamw", "sgd")
+SEED = 0
+
+
+def parse_positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise ValueError(f"expected a positive number, got {text!r}")
+    return value
+
+
+OPTIONS = (
+    Option("backend", parse_backend, "inductor", "torch.compile backend of the compiled run"),
+    Option("compile_mode", one_of(COMPILE_MODES), "default", "torch.compile mode"),
+    Option("optimizer", one_of(OPTIMIZERS), "adam", "optimizer (capturable where supported)"),
+    Option("lr", parse_positive_float, 1e-3, "learning rate"),
+    Option("epochs", parse_positive_int, 3, "training epochs"),
+    Option("samples", parse_positive_int, 512, "training samples"),
+    Option("batch_size", parse_positive_int, 32, "batch size"),
+    Option("evaluate", parse_bool, False, "report accuracy on a held-out set"),
+    Option("dataset", parse_dataset, "synthetic", "synthetic, or hf:NAME[:SPLIT] (needs the "
+                                                  "datasets package and network)"),
+    Option("loss_tolerance", parse_positive_float, 0.05,
+           "relative margin by which the compiled final loss may exceed the native one"),
+)
+
+
+def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
+    params = {k: options[k] for k in ("backend", "compile_mode", "optimizer", "lr", "epochs",
+                                      "samples", "batch_size", "dataset")}
+    outputs = (Output("loss"), Output("epoch_time"), Output("loss_ratio"))
+    return [CaseSpec(SUITE_NAME, CASE_NAME, {**params, "device": device}, outputs,
+                     options={"evaluate": options["evaluate"],
+                              "loss_tolerance": options["loss_tolerance"]})]
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    losses: tuple[float, ...]  # one per step
+    epoch_losses: tuple[float, ...]  # mean per epoch
+    epoch_times_ms: tuple[float, ...]
+    accuracy: float | None
+
+
+def make_optimizer(name: str, parameters, lr: float, device: str):
+    """The optimizer, with `capturable=True` where it accepts it and the device supports it
+    (CUDA); returns it and whether capturable was set."""
+    import inspect
+
+    import torch
+
+    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[name]
+    capturable = device.startswith("cuda") and \
+        "capturable" in inspect.signature(cls.__init__).parameters
+    kwargs = {"capturable": True} if capturable else {}
+    return cls(parameters, lr=lr, **kwargs), capturable
+
+
+def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
+          compile_fn=None) -> TrainingRun:
+    import torch
+
+    torch.manual_seed(SEED)  # the same random stream (dropout, if any) for both runs
+    call = compile_fn(model) if compile_fn else model
+    tokens, labels = data.tokens.to(device), data.labels.to(device)
+    order_gen = torch.Generator().manual_seed(SEED)
+    losses, epoch_losses, epoch_times = [], [], []
+    for _ in range(p["epochs"]):
+        model.train()
+        order = torch.randperm(len(labels), generator=order_gen).to(device)
+        start = time.perf_counter()
+        steps = []
+        for first in range(0, len(labels), p["batch_size"]):
+            batch = order[first:first + p["batch_size"]]
+            optimizer.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(call(tokens[batch]), labels[batch])
+            loss.backward()
+            optimizer.step()
+            steps.append(loss.detach())
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        epoch_times.append((time.perf_counter() - start) * 1e3)
+        values = [float(s) for s in steps]
+        losses += values
+        epoch_losses.append(sum(values) / len(values))
+    accuracy = None
+    if eval_data is not None:
+        model.eval()
+        with torch.no_grad():
+            predicted = call(eval_data.tokens.to(device)).argmax(dim=1).cpu()
+        accuracy = float((predicted == eval_data.labels).float().mean())
+    return TrainingRun(tuple(losses), tuple(epoch_losses), tuple(epoch_times), accuracy)
+
+
+def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
+    import torch
+
+    from torch_bench.zoo import textdata
+    from torch_bench.zoo.builtin import TinyTextClassifier
+    from torch_bench.zoo.runtime import compiler
+
+    p = case.params
+    data = textdata.load(p["dataset"], p["samples"], seed=SEED)
+    eval_data = textdata.load(p["dataset"], max(64, p["samples"] // 4), seed=SEED + 1,
+                              offset=p["samples"]) if case.options["evaluate"] else None
+    torch.manual_seed(SEED)
+    initial = TinyTextClassifier(vocab=textdata.VOCAB, seq_length=textdata.SEQ_LENGTH)
+    initial.to(ctx.device)
+    weights = copy.deepcopy(initial.state_dict())
+    first_optimizer, capturable = make_optimizer(p["optimizer"], initial.parameters(), p["lr"],
+                                                 ctx.device)
+    optimizer_state = copy.deepcopy(first_optimizer.state_dict())
+
+    def fresh():
+        model = TinyTextClassifier(vocab=textdata.VOCAB, seq_length=textdata.SEQ_LENGTH)
+        model.to(ctx.device).load_state_dict(copy.deepcopy(weights))
+        optimizer, _ = make_optimizer(p["optimizer"], model.parameters(), p["lr"], ctx.device)
+        optimizer.load_state_dict(copy.deepcopy(optimizer_state))
+        return model, optimizer
+
+    results: list[Result] = []
+    runs = {}
+    for runtime, backend, compile_fn in (
+            ("native", "eager", None),
+            ("compiled", p["backend"], compiler(p["backend"], p["compile_mode"]))):
+        try:
+            runs[runtime] = train(*fresh(), data, eval_data, p, ctx.device, compile_fn)
+        except Exception as exc:
+            from torch_bench.measure.memory import is_out_of_memory
+
+            status = Status.OOM.value if is_out_of_memory(exc) else Status.FAIL_TO_RUN.value
+            message = f"{runtime} training: {type(exc).__name__}: {exc}"
+            params = {**p, "runtime": runtime, "backend": backend}
+            return results + [
+                failed(case.suite, case.name, m, status, message, params=params)
+                for m in ("loss", "epoch_time")] + [
+                failed(case.suite, case.name, "loss_ratio", status, message, params=p)]
+        results += _run_results(case, runs[runtime], runtime, backend, capturable)
+    return results + [parity(case, runs["native"], runs["compiled"],
+                             case.options["loss_tolerance"])]
+
+
+def _run_results(case: CaseSpec, run: TrainingRun, runtime: str, backend: str,
+                 capturable: bool) -> list[Result]:
+    params = {**case.params, "runtime": runtime, "backend": backend}
+    steps_per_epoch = len(run.losses) // len(run.epoch_losses)
+    timed = run.epoch_times_ms[1:] if len(run.epoch_times_ms) > 1 else run.epoch_times_ms
+    results = [
+        measured(case.suite, case.name, "loss", run.losses[-steps_per_epoch:], params=params,
+                 extra={"loss_curve": list(run.losses), "epoch_losses": list(run.epoch_losses),
+                        "capturable": capturable}),
+        measured(case.suite, case.name, "epoch_time", timed, params=params,
+                 extra={"epoch_times_ms": list(run.epoch_times_ms),
+                        "first_epoch_excluded": len(run.epoch_times_ms) > 1}),
+    ]
+    if run.accuracy is not None:
+        results.append(measured(case.suite, case.name, "accuracy", [run.accuracy],
+                                params=params))
+    return results
+
+
+def parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
+           tolerance: float) -> Result:
+    """The verdict: compiled final loss <= native final loss * (1 + tolerance)."""
+    native_final, compiled_final = native.epoch_losses[-1], compiled.epoch_losses[-1]
+    ok = compiled_final <= native_final * (1 + tolerance)
+    ratio = compiled_final / max(native_final, 1e-12)
+    result = measured(
+        case.suite, case.name, "loss_ratio", [ratio], params=case.params,
+        status=Status.PASS.value if ok else Status.FAIL_ACCURACY.value,
+        extra={"native_final_loss": native_final, "compiled_final_loss": compiled_final,
+               "loss_tolerance": tolerance,
+               "rule": "pass when compiled final-epoch mean loss <= native one * (1 + "
+                       "loss_tolerance)"})
+    if ok:
+        return result
+    return replace(result, error=f"compiled final loss {compiled_final:.6g} exceeds native "
+                                 f"{native_final:.6g} by more than {tolerance:.0%}")
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    description="training-loss parity: a tiny transformer trained natively and compiled",
+    options=OPTIONS,
+    plan=plan,
+    run_case=run_case,
+)

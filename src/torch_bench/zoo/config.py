@@ -1,0 +1,181 @@
+"""The compile suite's YAML configuration: which models to skip, batch sizes, tolerances.
+
+    skip:
+      all: [model]                 # never run
+      device: {cpu: [model], cuda: [model]}
+      training: [model]            # not in training mode
+      control_flow: [model]        # data-dependent control flow: not compiled
+    batch_size: {model: 8}         # overrides the model's default batch size
+    tolerance:
+      default: 1.0e-4              # the default class
+      higher: 1.0e-3
+      even_higher: 1.0e-2
+      dtype: {float16: 1.0e-3, bfloat16: 1.0e-2}   # the least tolerance for a dtype
+      cosine_threshold: 0.99
+      fp64_reference: true         # judge a failing comparison against a float64 run
+      classes: {higher: [model], even_higher: [model], cosine: [model]}
+    slow: [model]                  # run only with --include-slow
+    non_deterministic: [model]     # eager runs may differ: compare by cosine similarity
+
+Every key is optional. Unknown keys and bad values raise `UserError` naming the key's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from torch_bench.errors import UserError
+
+DEVICE_KINDS = ("cpu", "cuda")
+DTYPES = ("float32", "float16", "bfloat16", "float64")
+TOLERANCE_CLASSES = ("default", "higher", "even_higher")
+MODEL_CLASSES = ("higher", "even_higher", "cosine")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How one model's compiled outputs are judged."""
+
+    value: float  # rtol = atol
+    cosine: bool = False
+    cosine_threshold: float = 0.99
+    fp64_reference: bool = True
+
+
+@dataclass(frozen=True)
+class CompileConfig:
+    skip_all: tuple[str, ...] = ()
+    skip_device: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    skip_training: tuple[str, ...] = ()
+    skip_control_flow: tuple[str, ...] = ()
+    batch_size: Mapping[str, int] = field(default_factory=dict)
+    tolerances: Mapping[str, float] = field(
+        default_factory=lambda: {"default": 1e-4, "higher": 1e-3, "even_higher": 1e-2})
+    dtype_tolerance: Mapping[str, float] = field(
+        default_factory=lambda: {"float16": 1e-3, "bfloat16": 1e-2})
+    classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    cosine_threshold: float = 0.99
+    fp64_reference: bool = True
+    slow: tuple[str, ...] = ()
+    non_deterministic: tuple[str, ...] = ()
+
+    def skip_reason(self, model: str, device: str, mode: str, include_slow: bool) -> str | None:
+        """Why `model` is not run in this configuration, or None."""
+        kind = device.split(":")[0]
+        rules = (
+            (model in self.skip_all, "listed in skip.all"),
+            (model in self.skip_device.get(kind, ()), f"listed in skip.device.{kind}"),
+            (mode == "training" and model in self.skip_training, "listed in skip.training"),
+            (model in self.skip_control_flow,
+             "data-dependent control flow (listed in skip.control_flow)"),
+            (model in self.slow and not include_slow, "slow (listed in slow; --include-slow)"),
+        )
+        return next((reason for hit, reason in rules if hit), None)
+
+    def tolerance_for(self, model: str, dtype: str) -> Tolerance:
+        cls = next((c for c in ("even_higher", "higher") if model in self.classes.get(c, ())),
+                   "default")
+        value = max(self.tolerances[cls], self.dtype_tolerance.get(dtype, 0.0))
+        cosine = model in self.classes.get("cosine", ()) or model in self.non_deterministic
+        return Tolerance(value, cosine, self.cosine_threshold, self.fp64_reference)
+
+
+# --- loading -----------------------------------------------------------------------------
+
+def _fail(where: str, message: str) -> UserError:
+    return UserError(f"{where}: {message}")
+
+
+def _mapping(value: Any, where: str, known: tuple[str, ...] | None) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(where, f"expected a mapping, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise _fail(where, f"keys must be strings, got {key!r}")
+        if known is not None and key not in known:
+            raise _fail(f"{where}.{key}", f"unknown key; known keys: {', '.join(known)}")
+    return value
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _fail(where, f"expected a list of model names, got {type(value).__name__}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise _fail(f"{where}[{index}]", f"expected a model name, got {item!r}")
+    return tuple(value)
+
+
+def _positive(value: Any, where: str, kind: Callable[[Any], Any] = float) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _fail(where, f"expected a positive number, got {value!r}")
+    if kind is int and value != int(value):
+        raise _fail(where, f"expected a positive integer, got {value!r}")
+    return kind(value)
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(where, f"expected true or false, got {value!r}")
+    return value
+
+
+TOP_KEYS = ("skip", "batch_size", "tolerance", "slow", "non_deterministic")
+SKIP_KEYS = ("all", "device", "training", "control_flow")
+TOLERANCE_KEYS = (*TOLERANCE_CLASSES, "dtype", "cosine_threshold", "fp64_reference", "classes")
+
+
+def parse_compile_config(data: Any, source: str) -> CompileConfig:
+    """Validate the parsed YAML `data`; errors read `SOURCE: key.path: problem`."""
+    top = _mapping(data, source, TOP_KEYS)
+    where = f"{source}: "
+    skip = _mapping(top.get("skip"), where + "skip", SKIP_KEYS)
+    devices = _mapping(skip.get("device"), where + "skip.device", DEVICE_KINDS)
+    sizes = _mapping(top.get("batch_size"), where + "batch_size", None)
+    tol = _mapping(top.get("tolerance"), where + "tolerance", TOLERANCE_KEYS)
+    dtypes = _mapping(tol.get("dtype"), where + "tolerance.dtype", DTYPES)
+    classes = _mapping(tol.get("classes"), where + "tolerance.classes", MODEL_CLASSES)
+    defaults = CompileConfig()
+    threshold = tol.get("cosine_threshold", defaults.cosine_threshold)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+            or not 0 < threshold <= 1:
+        raise _fail(where + "tolerance.cosine_threshold",
+                    f"expected a number in (0, 1], got {threshold!r}")
+    return CompileConfig(
+        skip_all=_names(skip.get("all"), where + "skip.all"),
+        skip_device={k: _names(v, f"{where}skip.device.{k}") for k, v in devices.items()},
+        skip_training=_names(skip.get("training"), where + "skip.training"),
+        skip_control_flow=_names(skip.get("control_flow"), where + "skip.control_flow"),
+        batch_size={k: _positive(v, f"{where}batch_size.{k}", int) for k, v in sizes.items()},
+        tolerances={c: _positive(tol[c], f"{where}tolerance.{c}") if c in tol
+                    else defaults.tolerances[c] for c in TOLERANCE_CLASSES},
+        dtype_tolerance={**defaults.dtype_tolerance,
+                         **{k: _positive(v, f"{where}tolerance.dtype.{k}")
+                            for k, v in dtypes.items()}},
+        classes={k: _names(v, f"{where}tolerance.classes.{k}") for k, v in classes.items()},
+        cosine_threshold=float(threshold),
+        fp64_reference=_bool(tol.get("fp64_reference", True), where + "tolerance.fp64_reference"),
+        slow=_names(top.get("slow"), where + "slow"),
+        non_deterministic=_names(top.get("non_deterministic"), where + "non_deterministic"),
+    )
+
+
+def load_compile_config(path: str) -> CompileConfig:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such compile configuration file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark else ""
+        raise UserError(f"{path}: not valid YAML{line}") from None
+    return parse_compile_config(data, path)
