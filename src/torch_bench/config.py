@@ -23,13 +23,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-import yaml
-
 from torch_bench.errors import UserError
 from torch_bench.measure.isolation import IsolationPolicy
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseSpec
+from torch_bench.yamlfile import read_yaml
 
 TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
@@ -91,15 +90,7 @@ def _plain(value: Any) -> Any:
 
 
 def load_yaml_config(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such configuration file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark else ""
-        raise UserError(f"{path}: not valid YAML{where}") from None
+    data = read_yaml(path)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -26,9 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from torch_bench.errors import UserError
+from torch_bench.yamlfile import read_yaml
 
 DEVICE_KINDS = ("cpu", "cuda")
 DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -169,13 +168,4 @@ def parse_compile_config(data: Any, source: str) -> CompileConfig:
 
 
 def load_compile_config(path: str) -> CompileConfig:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such compile configuration file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark else ""
-        raise UserError(f"{path}: not valid YAML{line}") from None
-    return parse_compile_config(data, path)
+    return parse_compile_config(read_yaml(path, "compile configuration file"), path)
