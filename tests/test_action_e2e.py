@@ -242,3 +242,13 @@ def test_comment_sub_action_posts_a_fork_report_only_to_the_measured_pr(world, t
     bad = run_sub_action(world, "comment", github, {
         "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.head_sha})
     assert bad.returncode == 2 and "not a PR number" in bad.stdout
+
+
+def test_retention_keeps_the_newest_runs_after_storing(world):
+    if len(world.runs()) < 2:
+        pytest.skip("needs the earlier tests' history")
+    done, outputs, _ = run_action(world, world.event("push"), **{"keep-runs": "1",
+                                                                "baseline": "latest"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = world.runs()
+    assert len(runs) == 1 and outputs["verdict"] != "no-baseline"

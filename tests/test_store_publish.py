@@ -75,3 +75,24 @@ def test_missing_branch_reads_as_empty_history(tmp_path):
     target = Target(str(bare(tmp_path)), "gh-pages", "benchmarks")
     data = checkout_data(target, None, tmp_path / "read")
     assert load_history(data).runs == ()
+
+
+def test_retention_edit_keeps_the_newest_runs_per_benchmark(tmp_path):
+    from torch_bench.cli import main
+    from torch_bench.store.publish import edit_data
+
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "benchmarks")
+    runs = [new_run([measured("s", "b", "latency", [v])], created_at=f"2026-0{m}-01T00:00:00Z")
+            for m, v in ((1, 1.0), (2, 2.0), (3, 3.0))]
+    store_runs(runs, target)
+    report = edit_data(target, None,
+                       lambda data: main(["data", "prune", "--data", str(data), "--keep", "1"]),
+                       "keep one")
+    assert report.commit
+    left = [f for f in files_at(remote) if f.startswith("benchmarks/runs/")]
+    assert left == [f"benchmarks/runs/2026/03/{runs[2].run_id}.json"]
+    again = edit_data(target, None,
+                      lambda data: main(["data", "prune", "--data", str(data), "--keep", "1"]),
+                      "keep one")
+    assert again.commit is None  # nothing left to prune: no empty commit

@@ -88,6 +88,12 @@ def _sha(text: str) -> str:
     return text
 
 
+def _baseline(text: str) -> str:
+    if text not in ("auto", "latest") and not text.endswith(".json"):
+        raise ValueError("expected auto, latest, or the path of a results file (.json)")
+    return text
+
+
 def _text(text: str) -> str:
     return text
 
@@ -123,7 +129,7 @@ INPUTS: tuple[Input, ...] = (
     Input("min-effect", _fraction, "0.02"),
     Input("z-threshold", _positive_float, "3"),
     Input("fail-on-regression", _bool, "false"),
-    Input("baseline", _text, "auto"),
+    Input("baseline", _baseline, "auto"),
     Input("keep-runs", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
 )

@@ -3,7 +3,8 @@
     results  = run the suites, or ingest a results file
     history  = the data branch's data folder, read-only
     outcome  = compare with the baseline from that history (report, summary, annotations)
-    store    = append the results to the data branch (pushes to the default branch)
+    store    = append the results to the data branch (pushes to the default branch), then
+               prune it to `keep-runs` runs per benchmark when asked
     publish  = rebuild the dashboard on the data branch (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
 """
@@ -41,6 +42,8 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     pushed = ctx.should_push(inputs["push"])
     if pushed:
         stages.store(results, target, creds)
+        if inputs["keep-runs"]:
+            stages.retain(target, creds, inputs["keep-runs"])
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
         stages.publish(target, creds, paths)
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)

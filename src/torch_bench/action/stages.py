@@ -20,7 +20,7 @@ from torch_bench.report.github import GitHubError, client_from_env, upsert_comme
 from torch_bench.results.document import load_run, save_run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
-from torch_bench.store.publish import checkout_data, publish_site
+from torch_bench.store.publish import checkout_data, edit_data, publish_site
 from torch_bench.store.remote import Target, store_runs
 
 
@@ -122,7 +122,8 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
     if ctx.from_fork:
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
     try:
-        cli("compare", "auto" if baseline == "auto" else baseline, head, "--history", history,
+        choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
+        cli("compare", *choice, head, "--history", history,
             "--repo-dir", ctx.workspace, "--base-branch", ctx.compare_branch() or "main",
             "--markdown", paths.report, "--json", paths.verdicts,
             "--min-effect", inputs["min-effect"], "--z", inputs["z-threshold"],
@@ -148,6 +149,15 @@ def store(head: Path, target: Target, creds: Credentials | None) -> None:
     report = store_runs(load_sources([str(head)]), target, creds,
                         log=lambda line: print(line, file=sys.stderr))
     print(f"stored {len(report.added)} run(s) on {target.branch}", file=sys.stderr)
+
+
+def retain(target: Target, creds: Credentials | None, keep: int) -> None:
+    """History retention: keep the newest `keep` runs of every benchmark on the branch."""
+    report = edit_data(target, creds,
+                       lambda data: cli("data", "prune", "--data", data, "--keep", keep),
+                       f"torch-bench: keep the newest {keep} runs per benchmark",
+                       log=lambda line: print(line, file=sys.stderr))
+    print("history pruned" if report.commit else "history within retention", file=sys.stderr)
 
 
 def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:

@@ -58,6 +58,9 @@ def register(subparsers) -> None:
                              "run's PR base branch, else main)")
     parser.add_argument("--repo-dir", default=".", metavar="DIR",
                         help="git checkout for finding the merge-base (default .)")
+    parser.add_argument("--latest", action="store_true",
+                        help="with BASE 'auto': skip the merge-base and compare with the latest "
+                             "runs of the base branch")
     parser.add_argument("--rerun-command", metavar="CMD",
                         help="command that re-runs only the flagged benchmarks to confirm them: "
                              "it gets TORCH_BENCH_RERUN_FILTER (a --filter regex) and "
@@ -159,7 +162,7 @@ def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
         raise UserError("BASE 'auto' needs --history DATA_FOLDER to choose a baseline from")
     sha = head[0].git.get("sha")
     ancestry: list[str] = []
-    if sha:
+    if sha and not args.latest:
         refs = [r for r in (head[0].git.get("base_sha"), f"origin/{base_branch}", base_branch)
                 if r]
         found = git.merge_base(args.repo_dir, sha, refs)

@@ -1,4 +1,5 @@
-"""Reading the data branch into a local folder, and publishing the dashboard next to the data.
+"""Reading the data branch into a local folder, publishing the dashboard next to the data, and
+committing an edit of the data folder (retention).
 
 The dashboard lives at the branch root (GitHub Pages serves it) and the data folder beside it.
 Publishing replaces everything at the root except the data folder, in one commit on top of
@@ -121,3 +122,45 @@ def publish_site(target: Target, credentials: Credentials | None, build: SiteBui
             sleep(delay)
     raise StoreError(f"{where}: gave up publishing the dashboard after {policy.attempts} "
                      "attempts")
+
+
+DataEdit = Callable[[Path], None]  # changes the checked-out data folder in place
+
+
+def edit_data(target: Target, credentials: Credentials | None, edit: DataEdit, message: str,
+              policy: RetryPolicy = DEFAULT_POLICY,
+              log: Callable[[str], None] = lambda line: None,
+              sleep: Callable[[float], None] = time.sleep) -> PublishReport:
+    """Check out the data folder, let `edit` change it, and commit whatever changed on top of
+    the tip; after a lost race, start over from the new tip (so nothing another writer added
+    in the meantime is lost or left out of the edit)."""
+    folder = str(data_prefix(target.folder)).strip(".")
+    where = f"{display_url(target.remote)} (branch {target.branch})"
+    rng = random.Random()
+    for attempt in range(1, policy.attempts + 1):
+        with tempfile.TemporaryDirectory(prefix="torch-bench-edit-") as scratch:
+            git = _repository(Path(scratch) / "repo", target, credentials)
+            tip = _fetch_tip(git, target)
+            if tip is None:
+                return PublishReport(None, attempt)
+            data = _check_out_data(git, tip, folder)
+            edit(data)
+            git.run("add", "--sparse", "-A", "--", folder or ".")
+            if not git.run("status", "--porcelain", check=False).stdout.strip():
+                return PublishReport(None, attempt)
+            tree = git.out("write-tree")
+            commit = git.out("commit-tree", tree, "-p", tip, "-m", message)
+            done = git.run("push", "--porcelain", "--no-verify", "origin",
+                           f"{commit}:refs/heads/{target.branch}", check=False)
+            outcome = classify_push(done.returncode, done.stdout, done.stderr,
+                                    f"refs/heads/{target.branch}")
+            if outcome.verdict is Verdict.PUSHED:
+                return PublishReport(commit, attempt)
+            if outcome.verdict is Verdict.REFUSED:
+                raise StoreError(f"{where} refused the edit: {outcome.reason}")
+        if attempt < policy.attempts:
+            delay = policy.delay(attempt, rng)
+            log(f"edit lost a race; attempt {attempt + 1} of {policy.attempts} in {delay:.2f}s")
+            sleep(delay)
+    raise StoreError(f"{where}: gave up committing the edit after {policy.attempts} attempts")
+
