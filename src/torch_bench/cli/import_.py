@@ -21,7 +21,8 @@ from torch_bench.store.folder import store_in_folder
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "import",
-        help="turn OSS or AI-PEP output into a run document",
+        help="turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
+             "github-action-benchmark) into runs",
         description="Read results another tool wrote and save them as a run document. The "
                     "environment of this machine is recorded (the usual case: the tool ran here "
                     "moments ago); pass --no-env when it did not.",
