@@ -38,7 +38,8 @@ def register(subparsers) -> None:
                         help="what the values really are, overriding what the file says")
     parser.add_argument("--metric", help="metric the values measure (default: time, or "
                                          "peak_memory for memory units)")
-    parser.add_argument("--suite", default="imported", help="suite name to file them under")
+    parser.add_argument("--suite", help="suite name to file them under (default: the tool's "
+                                        "name, or 'imported' for OSS and AI-PEP)")
     parser.add_argument("--no-env", action="store_true", help="do not record this machine")
     parser.add_argument("--out", metavar="PATH",
                         help="run document to write (default results.json); for a history "
@@ -55,7 +56,8 @@ def handle(args: argparse.Namespace) -> int:
         text = Path(args.source).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{args.source}: no such file") from None
-    results = importer(args.format)(text, source=args.source, unit=args.unit, suite=args.suite,
+    named = {"suite": args.suite} if args.suite else {}
+    results = importer(args.format)(text, source=args.source, unit=args.unit, **named,
                                     metric=args.metric)
     env = {} if args.no_env else collect_environment()
     run = new_run(results, git=git_info(), ci=ci_info(), env=env,
