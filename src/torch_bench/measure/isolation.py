@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -87,10 +86,3 @@ def _diagnose_exit(returncode: int, stderr: str) -> tuple[str, str]:
         return Status.CRASH.value, f"the case's process died of {name}. {tail}".strip()
     return Status.CRASH.value, f"the case's process exited with status {returncode} " \
                                f"without results. {tail}".strip()
-
-
-def summarize_statuses(results: Sequence[Result]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result.status] = counts.get(result.status, 0) + 1
-    return counts

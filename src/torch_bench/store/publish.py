@@ -87,41 +87,59 @@ def _site_tree(git: Git, site: Path, tip: str | None, folder: str) -> str:
     return git.out("write-tree", env=env)
 
 
-def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,
-                 policy: RetryPolicy = DEFAULT_POLICY,
-                 log: Callable[[str], None] = lambda line: None,
-                 sleep: Callable[[float], None] = time.sleep) -> PublishReport:
-    folder = str(data_prefix(target.folder)).strip(".")
+# Given the scratch repository, the tip (None: no branch yet) and a scratch folder: the tree
+# to commit on top of the tip and its message, or None when there is nothing to commit.
+Prepare = Callable[[Git, "str | None", Path], "tuple[str, str] | None"]
+
+
+def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
+                   prepare: Prepare, policy: RetryPolicy, log: Callable[[str], None],
+                   sleep: Callable[[float], None]) -> PublishReport:
+    """Fetch the tip, prepare a tree from it, commit and push; after a lost race, start over
+    from the new tip. A refusal for any other reason fails at once."""
     where = f"{display_url(target.remote)} (branch {target.branch})"
+    ref = f"refs/heads/{target.branch}"
     rng = random.Random()
     for attempt in range(1, policy.attempts + 1):
         with tempfile.TemporaryDirectory(prefix="torch-bench-publish-") as scratch:
             git = _repository(Path(scratch) / "repo", target, credentials)
             tip = _fetch_tip(git, target)
-            data = _check_out_data(git, tip, folder) if tip else Path(scratch) / "empty"
-            data.mkdir(parents=True, exist_ok=True)
-            site = build(data)
-            tree = _site_tree(git, site, tip, folder)
-            if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
+            prepared = prepare(git, tip, Path(scratch))
+            if prepared is None:
                 return PublishReport(None, attempt)
+            tree, message = prepared
             parents = ["-p", tip] if tip else []
-            commit = git.out("commit-tree", tree, *parents, "-m", "torch-bench: rebuild the "
-                                                                  "dashboard")
-            done = git.run("push", "--porcelain", "--no-verify", "origin",
-                           f"{commit}:refs/heads/{target.branch}", check=False)
-            outcome = classify_push(done.returncode, done.stdout, done.stderr,
-                                    f"refs/heads/{target.branch}")
+            commit = git.out("commit-tree", tree, *parents, "-m", message)
+            done = git.run("push", "--porcelain", "--no-verify", "origin", f"{commit}:{ref}",
+                           check=False)
+            outcome = classify_push(done.returncode, done.stdout, done.stderr, ref)
             if outcome.verdict is Verdict.PUSHED:
                 return PublishReport(commit, attempt)
             if outcome.verdict is Verdict.REFUSED:
-                raise StoreError(f"{where} refused the dashboard: {outcome.reason}")
+                raise StoreError(f"{where} refused the {what}: {outcome.reason}")
         if attempt < policy.attempts:
             delay = policy.delay(attempt, rng)
-            log(f"dashboard push lost a race; attempt {attempt + 1} of {policy.attempts} "
+            log(f"{what} push lost a race; attempt {attempt + 1} of {policy.attempts} "
                 f"in {delay:.2f}s")
             sleep(delay)
-    raise StoreError(f"{where}: gave up publishing the dashboard after {policy.attempts} "
-                     "attempts")
+    raise StoreError(f"{where}: gave up pushing the {what} after {policy.attempts} attempts")
+
+
+def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,
+                 policy: RetryPolicy = DEFAULT_POLICY,
+                 log: Callable[[str], None] = lambda line: None,
+                 sleep: Callable[[float], None] = time.sleep) -> PublishReport:
+    folder = str(data_prefix(target.folder)).strip(".")
+
+    def prepare(git: Git, tip: str | None, scratch: Path):
+        data = _check_out_data(git, tip, folder) if tip else scratch / "empty"
+        data.mkdir(parents=True, exist_ok=True)
+        tree = _site_tree(git, build(data), tip, folder)
+        if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
+            return None
+        return tree, "torch-bench: rebuild the dashboard"
+
+    return _commit_on_tip(target, credentials, "dashboard", prepare, policy, log, sleep)
 
 
 DataEdit = Callable[[Path], None]  # changes the checked-out data folder in place
@@ -135,32 +153,14 @@ def edit_data(target: Target, credentials: Credentials | None, edit: DataEdit, m
     the tip; after a lost race, start over from the new tip (so nothing another writer added
     in the meantime is lost or left out of the edit)."""
     folder = str(data_prefix(target.folder)).strip(".")
-    where = f"{display_url(target.remote)} (branch {target.branch})"
-    rng = random.Random()
-    for attempt in range(1, policy.attempts + 1):
-        with tempfile.TemporaryDirectory(prefix="torch-bench-edit-") as scratch:
-            git = _repository(Path(scratch) / "repo", target, credentials)
-            tip = _fetch_tip(git, target)
-            if tip is None:
-                return PublishReport(None, attempt)
-            data = _check_out_data(git, tip, folder)
-            edit(data)
-            git.run("add", "--sparse", "-A", "--", folder or ".")
-            if not git.run("status", "--porcelain", check=False).stdout.strip():
-                return PublishReport(None, attempt)
-            tree = git.out("write-tree")
-            commit = git.out("commit-tree", tree, "-p", tip, "-m", message)
-            done = git.run("push", "--porcelain", "--no-verify", "origin",
-                           f"{commit}:refs/heads/{target.branch}", check=False)
-            outcome = classify_push(done.returncode, done.stdout, done.stderr,
-                                    f"refs/heads/{target.branch}")
-            if outcome.verdict is Verdict.PUSHED:
-                return PublishReport(commit, attempt)
-            if outcome.verdict is Verdict.REFUSED:
-                raise StoreError(f"{where} refused the edit: {outcome.reason}")
-        if attempt < policy.attempts:
-            delay = policy.delay(attempt, rng)
-            log(f"edit lost a race; attempt {attempt + 1} of {policy.attempts} in {delay:.2f}s")
-            sleep(delay)
-    raise StoreError(f"{where}: gave up committing the edit after {policy.attempts} attempts")
 
+    def prepare(git: Git, tip: str | None, scratch: Path):
+        if tip is None:
+            return None
+        edit(_check_out_data(git, tip, folder))
+        git.run("add", "--sparse", "-A", "--", folder or ".")
+        if not git.run("status", "--porcelain", check=False).stdout.strip():
+            return None
+        return git.out("write-tree"), message
+
+    return _commit_on_tip(target, credentials, "edit", prepare, policy, log, sleep)
