@@ -1,6 +1,11 @@
 """A real HTTP server on 127.0.0.1 implementing the few GitHub REST endpoints the comment flow
-uses: list issue comments (paginated with a Link header), create, update. Failures can be
-queued: each queued (status, headers) answers the next request instead of handling it."""
+uses: who am I (GET /user), list issue comments (paginated with a Link header), create, update.
+Failures can be queued: each queued (status, headers) answers the next request instead of
+handling it; a (status, headers, body) triple answers with that body; `store_then_fail` makes
+the next POST store its comment and still answer with that status (a 5xx whose write landed).
+
+Like GitHub with a workflow's GITHUB_TOKEN, GET /user is refused (403) unless `login` is set,
+and comments created through the API are written by that login or by github-actions[bot]."""
 
 from __future__ import annotations
 
@@ -11,10 +16,57 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 PAGE_SIZE = 2  # small, so that a handful of comments spans several pages
+MAX_BODY = 65_536  # GitHub refuses longer comment bodies with a 422
+
+
+def too_long(body: str) -> dict | None:
+    if len(body) <= MAX_BODY:
+        return None
+    return {"message": "Validation Failed", "errors": [
+        {"resource": "IssueComment", "code": "custom", "field": "body",
+         "message": f"body is too long (maximum is {MAX_BODY} characters)"}]}
+
+
+class Recorder:
+    """Another origin (its own port): records what reaches it, answers an empty list."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str | None]] = []  # path, authorization
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                recorder.requests.append((self.path, self.headers.get("Authorization")))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"[]")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> Recorder:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class FakeGitHub:
-    def __init__(self) -> None:
+    def __init__(self, login: str | None = None) -> None:
+        self.login = login
+        self.store_then_fail: int | None = None
+        self.page_origin: str | None = None  # where Link rel="next" points (default: here)
         self.comments: dict[int, list[dict]] = {}
         self.pulls: dict[int, dict] = {}  # number -> {"number": .., "head": {"sha": ..}}
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, authorization
@@ -36,10 +88,10 @@ class FakeGitHub:
         self.server.shutdown()
         self.server.server_close()
 
-    def add_comment(self, pr: int, body: str) -> dict:
+    def add_comment(self, pr: int, body: str, user: str = "someone-else") -> dict:
         with self.lock:
             self.next_id += 1
-            comment = {"id": self.next_id, "body": body,
+            comment = {"id": self.next_id, "body": body, "user": {"login": user},
                        "html_url": f"https://github.test/octo/bench/pull/{pr}#c{self.next_id}"}
             self.comments.setdefault(pr, []).append(comment)
             return comment
@@ -65,10 +117,22 @@ class FakeGitHub:
                 fake.requests.append((self.command, self.path,
                                       self.headers.get("Authorization")))
                 if fake.failures:
-                    status, headers = fake.failures.pop(0)
-                    self._answer(status, {"message": "injected failure"}, headers)
+                    status, headers, *body = fake.failures.pop(0)
+                    if body and isinstance(body[0], bytes):
+                        return self._raw(status, body[0], headers)
+                    self._answer(status, body[0] if body else {"message": "injected failure"},
+                                 headers)
                     return False
                 return True
+
+            def _raw(self, status, data, headers):
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return False
 
             def _body(self) -> dict:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -78,6 +142,9 @@ class FakeGitHub:
                 if not self._start():
                     return
                 url = urlparse(self.path)
+                if url.path == "/user":
+                    return self._answer(200, {"login": fake.login}) if fake.login else \
+                        self._answer(403, {"message": "Resource not accessible by integration"})
                 pull = re.fullmatch(r"/repos/octo/bench/pulls/(\d+)", url.path)
                 if pull:
                     found = fake.pulls.get(int(pull.group(1)))
@@ -91,7 +158,8 @@ class FakeGitHub:
                 chunk = everything[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
                 headers = {}
                 if page * PAGE_SIZE < len(everything):
-                    headers["Link"] = (f'<{fake.url}{url.path}?per_page=100&page={page + 1}>; '
+                    where = fake.page_origin or fake.url
+                    headers["Link"] = (f'<{where}{url.path}?per_page=100&page={page + 1}>; '
                                        f'rel="next", <{fake.url}{url.path}?page=99>; rel="last"')
                 self._answer(200, chunk, headers)
 
@@ -101,7 +169,15 @@ class FakeGitHub:
                 match = re.fullmatch(r"/repos/octo/bench/issues/(\d+)/comments", self.path)
                 if not match:
                     return self._answer(404, {"message": "Not Found"})
-                self._answer(201, fake.add_comment(int(match.group(1)), self._body()["body"]))
+                body = self._body()["body"]
+                if too_long(body):
+                    return self._answer(422, too_long(body))
+                posted = fake.add_comment(int(match.group(1)), body,
+                                          fake.login or "github-actions[bot]")
+                if fake.store_then_fail:
+                    status, fake.store_then_fail = fake.store_then_fail, None
+                    return self._answer(status, {"message": "Server Error"})
+                self._answer(201, posted)
 
             def do_PATCH(self):
                 if not self._start():
@@ -111,7 +187,10 @@ class FakeGitHub:
                          if match and c["id"] == int(match.group(1))]
                 if not found:
                     return self._answer(404, {"message": "Not Found"})
-                found[0]["body"] = self._body()["body"]
+                body = self._body()["body"]
+                if too_long(body):
+                    return self._answer(422, too_long(body))
+                found[0]["body"] = body
                 self._answer(200, found[0])
 
         return Handler

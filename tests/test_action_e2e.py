@@ -237,7 +237,7 @@ def test_comment_sub_action_posts_a_fork_report_only_to_the_measured_pr(world, t
     assert done.returncode == 0, done.stdout + done.stderr
     posted = world.api.comments[7]
     assert len(posted) == before + 1
-    assert "@\u200beveryone" in posted[-1]["body"] and "@everyone" not in posted[-1]["body"]
+    assert "@\u200deveryone" in posted[-1]["body"] and "@everyone" not in posted[-1]["body"]
     (report / "pr-number.txt").write_text("7; rm -rf /\n")
     bad = run_sub_action(world, "comment", github, {
         "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.head_sha})

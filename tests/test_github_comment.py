@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from fake_github import FakeGitHub
+from fake_github import FakeGitHub, Recorder
+from torch_bench.cli import main
 from torch_bench.report.github import (
     GitHubClient,
     GitHubError,
     comment_marker,
     next_link,
-    retry_wait,
+    retry_decision,
     upsert_comment,
 )
 
@@ -74,11 +77,21 @@ def test_client_errors_are_not_retried(github):
 
 
 def test_retry_rules():
-    assert retry_wait(502, {}, 2, 1.0) == 4.0
-    assert retry_wait(429, {"Retry-After": "12"}, 0, 1.0) == 12.0
-    assert retry_wait(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}, 0, 1.0) == 0
-    assert retry_wait(403, {}, 0, 1.0) is None  # a plain permission error
-    assert retry_wait(422, {}, 0, 1.0) is None
+    def wait(status, headers, body="", attempt=0, now=1000.0):
+        return retry_decision(status, headers, body, attempt, 1.0, now).wait
+
+    assert wait(502, {}, attempt=2) == pytest.approx(4.0)
+    assert wait(429, {"Retry-After": "12"}) == pytest.approx(12.0)
+    assert wait(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1030"}) == \
+        pytest.approx(30.0)
+    assert wait(403, {}) is None  # a plain permission error
+    assert wait(422, {}) is None
+    secondary = retry_decision(403, {}, '{"message": "You have exceeded a secondary rate limit"}',
+                               0, 1.0, 1000.0)
+    assert secondary.secondary and secondary.wait >= 60
+    far = retry_decision(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "4600"}, "",
+                         0, 1.0, 1000.0)
+    assert far.wait is None and "rate limit exhausted" in far.give_up_reason
 
 
 def test_next_link():
@@ -123,3 +136,106 @@ def test_a_tampered_pr_number_file_is_refused(cli, tmp_path):
     (tmp_path / "pr-number.txt").write_text("7; rm -rf /\n")
     done = cli("comment", "report.md", "--pr-file", "pr-number.txt", "--repo", "octo/bench")
     assert done.returncode == 2 and "expected a PR number" in done.stderr
+
+
+def test_a_post_whose_5xx_hid_a_stored_comment_is_not_posted_twice(github):
+    waits: list[float] = []
+    github.store_then_fail = 502
+    action, posted = upsert_comment(client(github, waits), "octo/bench", 7, "report", "cpu")
+    ours = [c for c in github.comments[7] if "torch-bench-report" in c["body"]]
+    assert len(ours) == 1 and action == "updated" and posted["id"] == ours[0]["id"]
+    assert [m for m, _, _ in github.requests].count("POST") == 1
+
+
+def test_a_rate_limit_that_resets_in_an_hour_is_given_up_at_once(github):
+    waits: list[float] = []
+    reset = str(int(time.time()) + 3600)
+    github.failures = [(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset})]
+    with pytest.raises(GitHubError, match="rate limit exhausted until"):
+        client(github, waits).list_comments("octo/bench", 7)
+    assert waits == []
+
+
+def test_a_secondary_rate_limit_without_retry_after_waits_a_minute_once(github):
+    secondary = (403, {}, {"message": "You have exceeded a secondary rate limit."})
+    waits: list[float] = []
+    github.failures = [secondary]
+    assert len(client(github, waits).list_comments("octo/bench", 7)) == 5
+    assert waits == [pytest.approx(60.0)]
+    waits.clear()
+    github.failures = [secondary, secondary]
+    with pytest.raises(GitHubError, match="secondary rate limit again"):
+        client(github, waits).list_comments("octo/bench", 7)
+    assert waits == [pytest.approx(60.0)]
+
+
+def test_a_422_shows_githubs_own_explanation(github):
+    with pytest.raises(GitHubError) as caught:
+        client(github, []).create_comment("octo/bench", 7, "x" * 70_000)
+    assert "HTTP 422 Validation Failed: body is too long (maximum is 65536" in str(caught.value)
+
+
+def test_an_html_page_with_status_200_is_a_one_line_error(github):
+    github.failures = [(200, {"Content-Type": "text/html"}, b"<html><body>Sign in</body></html>")]
+    with pytest.raises(GitHubError) as caught:
+        client(github, []).list_comments("octo/bench", 7)
+    assert str(caught.value) == ("GET /repos/octo/bench/issues/7/comments: the API answered "
+                                 "text/html, not JSON (is GITHUB_API_URL the REST API?)")
+
+
+def test_the_token_is_not_sent_on_a_redirect_to_another_origin(github):
+    with Recorder() as elsewhere:
+        github.failures = [(302, {"Location": f"{elsewhere.url}/moved"})]
+        assert client(github, []).list_comments("octo/bench", 7) == []
+        assert elsewhere.requests == [("/moved", None)]
+        github.failures = [(301, {"Location": f"{github.url}/repos/octo/bench/issues/7/comments"})]
+        assert len(client(github, []).list_comments("octo/bench", 7)) == 5
+    assert all(auth == f"Bearer {TOKEN}" for _, _, auth in github.requests)
+
+
+def test_a_next_page_on_another_host_is_not_followed(github):
+    with Recorder() as elsewhere:
+        github.page_origin = elsewhere.url
+        with pytest.raises(GitHubError, match="next page is on another host"):
+            client(github, []).list_comments("octo/bench", 7)
+        assert elsewhere.requests == []
+
+
+def test_a_marked_comment_by_someone_else_is_never_overwritten(github):
+    forged = github.add_comment(7, f"{comment_marker('cpu')}\nforged", user="mallory")
+    action, posted = upsert_comment(client(github, []), "octo/bench", 7, "real", "cpu")
+    assert action == "created" and posted["user"]["login"] == "github-actions[bot]"
+    assert forged["body"].endswith("forged")
+
+
+def test_a_personal_token_updates_only_its_users_comments():
+    with FakeGitHub(login="alice") as github:
+        bot = github.add_comment(7, f"{comment_marker('cpu')}\nby the bot",
+                                 user="github-actions[bot]")
+        action, posted = upsert_comment(client(github, []), "octo/bench", 7, "one", "cpu")
+        assert action == "created" and posted["user"]["login"] == "alice"
+        action, again = upsert_comment(client(github, []), "octo/bench", 7, "two", "cpu")
+        assert action == "updated" and again["id"] == posted["id"]
+        assert bot["body"].endswith("by the bot")
+
+
+def test_update_only_leaves_a_pr_without_a_comment_alone(github):
+    assert upsert_comment(client(github, []), "octo/bench", 7, "fine", "cpu",
+                          create=False) == ("none", None)
+    assert not [c for c in github.comments[7] if "torch-bench-report" in c["body"]]
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "abc", "1e3"])
+def test_nonsense_pr_numbers_are_refused_before_any_call(value, tmp_path, capsys):
+    (tmp_path / "report.md").write_text("report\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["comment", str(tmp_path / "report.md"), "--pr", value, "--repo", "octo/bench"])
+    assert caught.value.code == 2
+    assert "is not a pull request number" in capsys.readouterr().err
+
+
+def test_a_bad_repo_name_is_refused(tmp_path, capsys):
+    (tmp_path / "report.md").write_text("report\n")
+    assert main(["comment", str(tmp_path / "report.md"), "--pr", "7",
+                 "--repo", "octo/bench/../x"]) == 2
+    assert "expected owner/name" in capsys.readouterr().err

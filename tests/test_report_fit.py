@@ -44,7 +44,7 @@ def test_rows_are_dropped_whole_from_the_end_keeping_the_worst(limit):
     kept = re.findall(r"worst-(\d{4})", fitted)
     assert kept == [f"{i:04d}" for i in range(len(kept))]  # the worst first, none skipped
     shown = len(re.findall(r"^\| demo/", fitted, re.M))
-    assert f"**{500 - shown} of 501 result rows are not shown here" in fitted
+    assert f"**{500 - shown} of 501 table rows are not shown here" in fitted
     assert "[the job summary](<https://x.test/run>)" in fitted
     assert "demo/other-" not in fitted or "demo/worst-0199" in fitted
 

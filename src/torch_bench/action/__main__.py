@@ -4,17 +4,18 @@ import sys
 
 from torch_bench.action.pipeline import MODES
 from torch_bench.errors import UserError
+from torch_bench.report.actions import error
 
 
 def main(argv: list[str]) -> int:
     mode = argv[0] if argv else ""
     if mode not in MODES:
-        print(f"::error title=torch-bench::unknown mode {mode!r}; use one of site, comment")
+        print(error(f"unknown mode {mode!r}; use one of site, comment"))
         return 2
     try:
         return MODES[mode]()
     except UserError as exc:
-        print(f"::error title=torch-bench::{exc}")
+        print(error(str(exc)))
         return 2
 
 

@@ -3,8 +3,8 @@ context, write token), post the report a PR's read-only run left behind.
 
 The report and PR number come from the PR's run and are untrusted: the number must be a plain
 integer, the PR's head commit must be the commit that run measured (so a report cannot be
-aimed at another PR), the report is capped at GitHub's comment size, and @-mentions in it are
-neutralised."""
+aimed at another PR), the report is sanitised (no mentions, hidden markers, foreign links or
+cross-references) and fitted to GitHub's comment size by leaving out whole rows."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.errors import UserError
+from torch_bench.provenance import read_event
+from torch_bench.report import actions
 from torch_bench.report.actions import FORK_PR_NUMBER, FORK_REPORT
 from torch_bench.report.github import GitHubClient, GitHubError, client_from_env, upsert_comment
-
-MAX_COMMENT_CHARS = 60_000  # GitHub refuses bodies over 65,536 characters; leave room
+from torch_bench.report.sanitise import sanitise_markdown
 
 
 def read_pr_number(folder: Path) -> int:
@@ -28,12 +30,27 @@ def read_pr_number(folder: Path) -> int:
     return int(text)
 
 
-def sanitise_report(text: str) -> str:
-    """Untrusted Markdown made safe to post: no @-mentions, bounded length."""
-    text = re.sub(r"@(?=[A-Za-z0-9_-])", "@\u200b", text)
-    if len(text) > MAX_COMMENT_CHARS:
-        text = text[:MAX_COMMENT_CHARS] + "\n\n*(report truncated)*\n"
-    return text
+def allowed_hosts(environ: Mapping[str, str]) -> set[str]:
+    """Hosts a fork's report may link to: the GitHub server and the repository's Pages."""
+    server = urlsplit(environ.get("GITHUB_SERVER_URL") or "https://github.com").hostname or ""
+    owner = (environ.get("GITHUB_REPOSITORY") or "").split("/")[0].lower()
+    return {server, f"{owner}.github.io"} if owner else {server}
+
+
+def sanitise_report(text: str, environ: Mapping[str, str] = {}) -> str:
+    """Untrusted Markdown made safe to post (see `report.sanitise`); fitting to GitHub's size
+    limit happens when the comment body is built."""
+    return sanitise_markdown(text, allowed_hosts(environ))
+
+
+def pr_run_link(environ: Mapping[str, str]) -> str | None:
+    """The PR's own workflow run (its job summary holds the full report), from the
+    `workflow_run` event that started this one."""
+    url = str((read_event(environ).get("workflow_run") or {}).get("html_url") or "")
+    server = (environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+    if not url.startswith(server + "/") or not re.fullmatch(r"[\w./:-]+", url):
+        return None
+    return f"[the job summary of the PR's workflow run](<{url}>)"
 
 
 def _read(path: Path) -> str:
@@ -53,14 +70,16 @@ def check_head(client: GitHubClient, repo: str, pr: int, head_sha: str) -> None:
 
 def post_handoff(inputs: ActionInputs, environ: Mapping[str, str]) -> str | None:
     folder = Path(inputs["report-dir"])
-    pr, report = read_pr_number(folder), sanitise_report(_read(folder / FORK_REPORT))
+    pr = read_pr_number(folder)
+    report = sanitise_report(_read(folder / FORK_REPORT), environ)
     repo = environ.get("GITHUB_REPOSITORY", "")
     try:
         client = client_from_env(environ)
         check_head(client, repo, pr, inputs["head-sha"])
-        action, posted = upsert_comment(client, repo, pr, report, inputs["config-name"])
+        action, posted = upsert_comment(client, repo, pr, report, inputs["config-name"],
+                                        full_report=pr_run_link(environ))
     except GitHubError as exc:
-        print(f"::warning title=torch-bench::could not comment on PR #{pr}: {exc}")
+        actions.report_comment_failure(f"PR #{pr}: {exc}", environ)
         return None
     print(f"{action} the comment on PR #{pr}", file=sys.stderr)
-    return posted.get("html_url")
+    return (posted or {}).get("html_url")

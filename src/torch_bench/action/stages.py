@@ -173,17 +173,24 @@ def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
 
 def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name: str,
             environ: Mapping[str, str]) -> str | None:
-    """Post or update the PR comment when asked; a failure is a warning. The comment URL."""
-    wanted = inputs["comment"] == "always" or (
-        inputs["comment"] == "on-regression" and outcome.verdict == "regression")
-    if not (ctx.is_pr and wanted and not ctx.from_fork and outcome.report and ctx.repository):
+    """Post or update the PR comment when asked; a failure is a warning. The comment URL.
+
+    `on-regression` creates a comment only for a regression, but once one exists it keeps it
+    current, so a fixed regression does not leave a stale comment behind."""
+    if inputs["comment"] == "never" or not (
+            ctx.is_pr and not ctx.from_fork and outcome.report and ctx.repository):
         return None
+    create = inputs["comment"] == "always" or outcome.verdict == "regression"
     try:
         client = client_from_env(environ)
         action, posted = upsert_comment(client, ctx.repository, ctx.pr_number,
-                                        outcome.report.read_text(), config_name)
+                                        outcome.report.read_text(), config_name,
+                                        full_report=actions.full_report_link(environ),
+                                        create=create)
     except GitHubError as exc:
-        print(f"::warning title=torch-bench::could not comment on the PR: {exc}")
+        actions.report_comment_failure(str(exc), environ)
+        return None
+    if posted is None:
         return None
     print(f"{action} the PR comment", file=sys.stderr)
     return posted.get("html_url")

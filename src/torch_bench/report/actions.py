@@ -1,5 +1,10 @@
-"""GitHub Actions outputs of a comparison: the job summary, one `::warning` annotation per
-regression, step outputs with the counts, and the fork-PR hand-off files.
+"""GitHub Actions outputs of a comparison: the job summary, `::warning` annotations for the
+worst regressions, step outputs with the counts, and the fork-PR hand-off files.
+
+GitHub's limits shape them: a step shows at most 10 warning annotations (the worst are
+emitted, then one saying how many more are in the job summary, and one slot stays free for
+the comment's own failure); a step's job summary holds at most 1 MiB (a longer report is
+trimmed like the PR comment, worst rows kept).
 
 Formatting functions return strings; `write_*` append them to the files GitHub names in
 `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` (both may be absent when run locally).
@@ -7,26 +12,58 @@ Formatting functions return strings; `write_*` append them to the files GitHub n
 
 from __future__ import annotations
 
+import math
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
 from torch_bench.fileio import write_text_atomic
-from torch_bench.report.escape import annotation_data, annotation_property
+from torch_bench.report.escape import annotation_data, annotation_property, markdown_text
+from torch_bench.report.fit import SUMMARY_LIMIT, fit_report, utf8_length
 
 FORK_REPORT = "report.md"
 FORK_PR_NUMBER = "pr-number.txt"
+ANNOTATION_LIMIT = 10  # warning annotations GitHub shows per step
+RESERVED_FOR_COMMENT = 1  # kept free for "could not comment", raised later in the same step
 
 
-def warning_annotations(comparison: Comparison) -> list[str]:
-    """One workflow command per regression and per newly failing benchmark."""
+def warning_annotations(comparison: Comparison,
+                        limit: int = ANNOTATION_LIMIT - RESERVED_FOR_COMMENT) -> list[str]:
+    """Workflow commands for the worst regressions and newly failing benchmarks, at most
+    `limit` lines in all; the last says how many more the job summary lists."""
+    flagged = worst_first(comparison.of_kind(Kind.REGRESSION, Kind.NEWLY_FAILING))
+    shown = flagged if len(flagged) <= limit else flagged[: limit - 1]
     lines = []
-    for v in comparison.of_kind(Kind.REGRESSION, Kind.NEWLY_FAILING):
+    for v in shown:
         title = f"torch-bench {'regression' if v.kind is Kind.REGRESSION else 'newly failing'}"
-        lines.append(f"::warning title={annotation_property(title)}::"
-                     f"{annotation_data(annotation_message(v))}")
+        lines.append(warning(annotation_message(v), title))
+    if len(shown) < len(flagged):
+        lines.append(warning(f"{len(flagged) - len(shown)} more regressions or newly failing "
+                             "benchmarks in the job summary", "torch-bench"))
     return lines
+
+
+def severity(v: Verdict) -> float:
+    """How bad a flagged result is: the size of its change; a newly failing one after all
+    measured regressions of the same report."""
+    a = v.assessment
+    if v.kind is Kind.REGRESSION and a and 0 < a.ratio < math.inf:
+        return abs(math.log(a.ratio))
+    return -1.0
+
+
+def worst_first(verdicts: list[Verdict]) -> list[Verdict]:
+    return sorted(verdicts, key=lambda v: (v.kind is not Kind.REGRESSION, -severity(v)))
+
+
+def warning(message: str, title: str = "torch-bench") -> str:
+    return f"::warning title={annotation_property(title)}::{annotation_data(message)}"
+
+
+def error(message: str, title: str = "torch-bench") -> str:
+    return f"::error title={annotation_property(title)}::{annotation_data(message)}"
 
 
 def annotation_message(v: Verdict) -> str:
@@ -50,10 +87,17 @@ def step_outputs(comparison: Comparison) -> dict[str, str]:
 
 
 def format_outputs(outputs: Mapping[str, str]) -> str:
+    """GITHUB_OUTPUT lines: `key=value`, or GitHub's delimiter form for a multi-line value."""
+    text = []
     for key, value in outputs.items():
-        if "\n" in key or "\n" in value or "=" in key:
-            raise ValueError(f"step output {key!r} must be one line without '='")
-    return "".join(f"{key}={value}\n" for key, value in outputs.items())
+        if not key or any(c in key for c in "\r\n=<"):
+            raise ValueError(f"step output name {key!r} must be one line without '=' or '<'")
+        if "\n" in value or "\r" in value:
+            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+            text.append(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            text.append(f"{key}={value}\n")
+    return "".join(text)
 
 
 def append_to(path: str | os.PathLike, text: str) -> None:
@@ -61,12 +105,52 @@ def append_to(path: str | os.PathLike, text: str) -> None:
         handle.write(text)
 
 
-def write_job_summary(markdown: str, environ: Mapping[str, str] = os.environ) -> bool:
+def run_url(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The workflow run's page, where its job summaries are shown."""
+    repo, run = environ.get("GITHUB_REPOSITORY"), environ.get("GITHUB_RUN_ID")
+    if not (repo and run and run.isdigit()):
+        return None
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    attempt = environ.get("GITHUB_RUN_ATTEMPT", "")
+    return f"{server}/{repo}/actions/runs/{run}" + (
+        f"/attempts/{attempt}" if attempt.isdigit() else "")
+
+
+def full_report_link(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where a trimmed PR comment points: the job summary on the run's page."""
+    url = run_url(environ)
+    return f"[the job summary of this workflow run](<{url}>)" if url else None
+
+
+def write_job_summary(markdown: str, environ: Mapping[str, str] = os.environ,
+                      full_report: str | None = None) -> bool:
+    """Append to the step's summary, trimmed to what is left of GitHub's 1 MiB."""
     path = environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return False
-    append_to(path, markdown if markdown.endswith("\n") else markdown + "\n")
+    try:
+        used = os.path.getsize(path)
+    except OSError:
+        used = 0
+    text = markdown if markdown.endswith("\n") else markdown + "\n"
+    room = SUMMARY_LIMIT - used - 1
+    if room <= 0:
+        return False
+    append_to(path, fit_report(text, room, measure=utf8_length,
+                               full_report=full_report or "the report file (output "
+                                                          "`report-path`)"))
     return True
+
+
+def report_comment_failure(reason: str, environ: Mapping[str, str] = os.environ) -> None:
+    """A PR comment that could not be posted is visible on the run: one warning annotation
+    (its slot is kept free) and a line in the job summary."""
+    message = f"could not comment on the PR: {reason}"
+    print(warning(message, "torch-bench comment"), flush=True)
+    path = environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        append_to(path, f"\n**torch-bench could not comment on the PR**: "
+                        f"{markdown_text(reason, limit=500)}\n")
 
 
 def write_step_outputs(comparison: Comparison, environ: Mapping[str, str] = os.environ) -> bool:

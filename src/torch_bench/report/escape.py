@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 
 # Characters with a meaning in GitHub Markdown, written as HTML character references, which
-# GitHub renders as the character itself and never interprets.
+# GitHub renders as the character itself and never interprets. `@` is the exception: GitHub
+# may decode references before it links mentions, so a zero-width joiner follows it instead.
 _MARKDOWN_REFERENCES = {
     "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
-    "|": "&#124;", "`": "&#96;", "@": "&#64;", "#": "&#35;", "*": "&#42;", "_": "&#95;",
+    "|": "&#124;", "`": "&#96;", "@": "@\u200d", "#": "&#35;", "*": "&#42;", "_": "&#95;",
     "[": "&#91;", "]": "&#93;", "(": "&#40;", ")": "&#41;", "!": "&#33;", "~": "&#126;",
     "\\": "&#92;", "$": "&#36;", ":": "&#58;",
 }
@@ -20,7 +21,8 @@ _WHITESPACE = re.compile(r"\s+")
 
 def markdown_text(value: object, limit: int = 200) -> str:
     """`value` as inline Markdown text that renders literally: one line, every Markdown or
-    HTML special character as a character reference, at most `limit` characters shown."""
+    HTML special character as a character reference (`@` as `@` and a zero-width joiner), at
+    most `limit` characters shown."""
     text = _WHITESPACE.sub(" ", str(value)).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"

@@ -78,7 +78,7 @@ def fit_report(markdown: str, limit: int, *, measure: Callable[[str], int] = len
 
 def left_out_note(count: int, total: int, full_report: str | None) -> str:
     where = f" The full report: {full_report}." if full_report else ""
-    return (f"**{count} of {total} result rows are not shown here, to stay within GitHub's "
+    return (f"**{count} of {total} table rows are not shown here, to stay within GitHub's "
             f"size limit; the worst are shown first.**{where}")
 
 
