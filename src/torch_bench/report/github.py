@@ -170,7 +170,7 @@ class GitHubClient:
         try:
             login = (self.request("GET", "/user").body or {}).get("login")
         except GitHubError as exc:
-            if exc.status in (401, 403):
+            if exc.status == 403:  # "Resource not accessible by integration"
                 return ACTIONS_BOT
             raise
         if not login:
