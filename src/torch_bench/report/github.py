@@ -103,7 +103,8 @@ class GitHubClient:
         return f"GitHubClient(api_url={self.api_url!r})"
 
     def _headers(self, target: str, has_body: bool) -> dict[str, str]:
-        headers = {"Accept": "application/vnd.github+json",
+        # GitHub's media type first; plain JSON is what its OpenAPI description declares.
+        headers = {"Accept": "application/vnd.github+json, application/json;q=0.9",
                    "X-GitHub-Api-Version": "2022-11-28", "User-Agent": USER_AGENT}
         if origin(target) == origin(self.api_url):
             headers["Authorization"] = f"Bearer {self._token}"
