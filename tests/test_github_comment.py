@@ -239,3 +239,19 @@ def test_a_bad_repo_name_is_refused(tmp_path, capsys):
     assert main(["comment", str(tmp_path / "report.md"), "--pr", "7",
                  "--repo", "octo/bench/../x"]) == 2
     assert "expected owner/name" in capsys.readouterr().err
+
+
+def test_in_a_workflow_a_failed_comment_command_is_an_annotation_and_in_the_summary(
+        github, tmp_path, monkeypatch, capsys):
+    (tmp_path / "report.md").write_text("report\n")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert main(["comment", str(tmp_path / "report.md"), "--pr", "7",
+                 "--repo", "octo/missing"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("::warning title=torch-bench comment::could not comment on the "
+                              "PR: PR #7: ")
+    assert "HTTP 404" in out.out and "could not comment on the PR" in summary.read_text()
