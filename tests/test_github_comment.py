@@ -234,11 +234,18 @@ def test_nonsense_pr_numbers_are_refused_before_any_call(value, tmp_path, capsys
     assert "is not a pull request number" in capsys.readouterr().err
 
 
-def test_a_bad_repo_name_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("flags, message", [
+    (["--repo", "octo/bench/../x"], "expected owner/name"),
+    (["--config-name", " "], "--config-name: must not be empty"),
+    (["--token-env", "A B"], "is not a variable name"),
+    (["--full-report-url", "javascript:alert(1)"], "expected an http(s) URL"),
+])
+def test_nonsense_flag_values_are_refused_before_any_call(flags, message, tmp_path, capsys):
     (tmp_path / "report.md").write_text("report\n")
-    assert main(["comment", str(tmp_path / "report.md"), "--pr", "7",
-                 "--repo", "octo/bench/../x"]) == 2
-    assert "expected owner/name" in capsys.readouterr().err
+    assert main(["comment", str(tmp_path / "report.md"), "--pr", "7", "--repo", "octo/bench",
+                 *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
 
 
 def test_in_a_workflow_a_failed_comment_command_is_an_annotation_and_in_the_summary(

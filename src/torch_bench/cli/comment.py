@@ -93,6 +93,8 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError("--repo: expected owner/name (or set GITHUB_REPOSITORY)")
     if not args.config_name.strip():
         raise UserError("--config-name: must not be empty")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.token_env):
+        raise UserError(f"--token-env: {args.token_env[:40]!r} is not a variable name")
     link = full_report(args)
     try:
         client = client_from_env(os.environ, args.token_env)
