@@ -26,7 +26,8 @@ from torch_bench.store.remote import Target, store_runs
 
 def cli(*args: str) -> int:
     """Run one `torch-bench` command in this process; UserError propagates."""
-    parsed = build_parser().parse_args([str(a) for a in args])
+    argv = [str(a) for a in args]
+    parsed = build_parser(argv).parse_args(argv)
     return int(parsed.handler(parsed) or 0)
 
 
