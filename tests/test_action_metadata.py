@@ -126,7 +126,8 @@ def test_sub_actions_pass_their_inputs_through_env(folder, table):
     specs = getattr(module, table)
     assert {n for n in meta["inputs"] if n != "github-token"} == {s.name for s in specs}
     step = meta["runs"]["steps"][-1]
-    assert step["run"] == f"python -m torch_bench.action {MODES[folder]}"
+    assert step["run"] == f'"$TB_COMMAND" {MODES[folder]}'
+    assert step["env"]["TB_COMMAND"] == "${{ steps.setup.outputs.command }}"
     for spec in specs:
         assert step["env"][spec.variable] == f"${{{{ inputs.{spec.name} }}}}"
         if not meta["inputs"][spec.name].get("required"):
