@@ -237,10 +237,13 @@ def test_comment_sub_action_posts_a_fork_report_only_to_the_measured_pr(world, t
     (report / "report.md").write_text("## torch-bench\n\nping @everyone\n")
     (report / "pr-number.txt").write_text("7\n")
     github = world.event("pull_request")
-    wrong = run_sub_action(world, "comment", github, {
-        "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.base_sha})
-    assert wrong.returncode == 2 and "refusing to post" in wrong.stdout
     before = len(world.api.comments.get(7, []))
+    moved_on = run_sub_action(world, "comment", github, {
+        "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.base_sha})
+    # The PR has a newer head than the measured commit: nothing posted, and not a red run.
+    assert moved_on.returncode == 0, moved_on.stdout + moved_on.stderr
+    assert "::notice" in moved_on.stdout and "refusing to post" in moved_on.stdout
+    assert len(world.api.comments.get(7, [])) == before
     done = run_sub_action(world, "comment", github, {
         "TB_REPORT_DIR": str(report), "TB_HEAD_SHA": world.head_sha,
         "TB_CONFIG_NAME": "fork"})
@@ -291,3 +294,23 @@ def test_set_up_step_time_with_a_restored_environment(world):
     print(f"\nset-up step (install.py create) on a restored environment: "
           f"{world.setup_seconds:.1f} s")
     assert world.command.is_file()
+
+
+def test_same_repository_pr_leaves_the_hand_off_for_the_comment_workflow(world, tmp_path):
+    github = world.event("pull_request")
+    done, _, out = run_action(world, github, comment="never", push="false",
+                              **{"build-site": "false"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "pr-report" / "report.md").read_text().strip()
+    assert (out / "pr-report" / "pr-number.txt").read_text().strip() == "7"
+
+
+def test_comment_sub_action_with_no_report_is_a_notice_not_a_failure(world, tmp_path):
+    empty = tmp_path / "pr-report"
+    empty.mkdir()
+    before = len(world.api.comments.get(7, []))
+    done = run_sub_action(world, "comment", world.event("pull_request"), {
+        "TB_REPORT_DIR": str(empty), "TB_HEAD_SHA": world.head_sha})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "::notice" in done.stdout and "nothing to post" in done.stdout
+    assert len(world.api.comments.get(7, [])) == before
