@@ -90,6 +90,8 @@ def test_comment_and_its_sub_action_import_neither(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         assert len(api.comments[7]) == 1  # the same comment, updated in place
     assert heavy(modules) == set()
+    # the comment sub-action installs only the core: nothing from another extra is needed
+    assert not modules & {"jinja2", "plotly", "ruptures", "transformers", "pandas", "pynvml"}
 
 
 def test_one_line_summaries_match_the_commands_own_help():

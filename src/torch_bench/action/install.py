@@ -128,7 +128,7 @@ class Plan:
 
     @property
     def command(self) -> Path:
-        return bin_dir(self.venv) / "torch-bench-action"
+        return bin_dir(self.venv) / ("torch-bench-action" + (".exe" if os.name == "nt" else ""))
 
 
 def make_plan(root: Path, environ: dict[str, str], installed: dict[str, str]) -> Plan:
