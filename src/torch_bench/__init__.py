@@ -1,3 +1,3 @@
 """torch-bench: continuous benchmarking for PyTorch."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

@@ -1,4 +1,6 @@
-"""Entry point of the Action's composite steps: `python -m torch_bench.action [site|comment]`."""
+"""Entry point of the Action's composite steps: `torch-bench-action [site|comment]` (the
+console script, so that the workspace is never on sys.path: a `json.py` or `torch_bench/` in
+the checkout cannot shadow the code that holds the token), or `python -P -m torch_bench.action`."""
 
 import sys
 
@@ -19,4 +21,9 @@ def main(argv: list[str]) -> int:
         return 2
 
 
-sys.exit(main(sys.argv[1:]))
+def entry() -> int:
+    return main(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

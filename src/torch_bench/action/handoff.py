@@ -60,11 +60,15 @@ def _read(path: Path) -> str:
         raise UserError(f"report-dir: cannot read {path.name} ({exc.strerror or exc})") from None
 
 
+class HeadMovedOn(UserError):
+    """The PR's head is no longer the commit the report measured."""
+
+
 def check_head(client: GitHubClient, repo: str, pr: int, head_sha: str) -> None:
     pull = client.request("GET", f"/repos/{repo}/pulls/{pr}").body or {}
     found = (pull.get("head") or {}).get("sha")
     if found != head_sha:
-        raise UserError(f"PR #{pr}'s head is {str(found)[:12]}, not the measured commit "
+        raise HeadMovedOn(f"PR #{pr}'s head is {str(found)[:12]}, not the measured commit "
                         f"{head_sha[:12]}: refusing to post this report there")
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from torch_bench.action.install import parse_torch
 from torch_bench.errors import UserError
 
 RESULT_FORMATS = ("canonical", "oss", "aipep", "pytest-benchmark", "asv",
@@ -114,6 +115,7 @@ INPUTS: tuple[Input, ...] = (
     Input("config", _text, ""),
     Input("run-args", _text, ""),
     Input("device", _device, "cuda"),
+    Input("torch", parse_torch, "auto"),
     Input("total-partitions", lambda t: max(1, int(t)), "1"),
     Input("partition-id", _non_negative_int, "0"),
     Input("results-file", _text, ""),

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from torch_bench.action import stages
 from torch_bench.action.context import read_context
-from torch_bench.action.handoff import post_handoff
+from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import COMMENT_INPUTS, SITE_INPUTS, ActionInputs, read_inputs
+from torch_bench.report.actions import FORK_REPORT
 
 
 def config_name(inputs: ActionInputs, environ: Mapping[str, str]) -> str:
@@ -67,8 +68,19 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
 
 
 def run_comment(environ: Mapping[str, str] = os.environ) -> int:
-    """`comment/action.yml`: post a fork PR's report from a `workflow_run` workflow."""
-    url = post_handoff(read_inputs(environ, COMMENT_INPUTS), environ)
+    """`comment/action.yml`: post a PR's report from a `workflow_run` workflow. Nothing to
+    post (the PR's run wrote no report) and a PR that has moved on since (the run for its new
+    head will comment) are notices, not failures."""
+    inputs = read_inputs(environ, COMMENT_INPUTS)
+    url = None
+    if not (Path(inputs["report-dir"]) / FORK_REPORT).is_file():
+        print(f"::notice title=torch-bench::no {FORK_REPORT} in {inputs['report-dir']}: "
+              "the PR's benchmark run wrote no report, so there is nothing to post")
+    else:
+        try:
+            url = post_handoff(inputs, environ)
+        except HeadMovedOn as exc:
+            print(f"::notice title=torch-bench::{exc}")
     stages.write_outputs({"comment-url": url}, environ)
     return 0
 

@@ -26,7 +26,8 @@ from torch_bench.store.remote import Target, store_runs
 
 def cli(*args: str) -> int:
     """Run one `torch-bench` command in this process; UserError propagates."""
-    parsed = build_parser().parse_args([str(a) for a in args])
+    argv = [str(a) for a in args]
+    parsed = build_parser(argv).parse_args(argv)
     return int(parsed.handler(parsed) or 0)
 
 
@@ -119,7 +120,7 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
             config_name: str) -> Outcome:
     baseline = inputs["baseline"]
     extra = ["--dashboard-link", ctx.dashboard_url()] if ctx.dashboard_url() else []
-    if ctx.from_fork:
+    if ctx.is_pr:  # the hand-off for a separate comment workflow, fork or not
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
     try:
         choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
@@ -134,7 +135,7 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
         report = f"## torch-bench\n\n{note}\n"
         write_text_atomic(paths.report, report)
         actions.write_job_summary(report)
-        if ctx.from_fork:
+        if ctx.is_pr:
             actions.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
         print(note, file=sys.stderr)
         return Outcome("no-baseline", 0, 0, paths.report)

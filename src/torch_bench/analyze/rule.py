@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 
 from torch_bench.analyze.noise import NoiseEstimate
 
@@ -113,6 +112,8 @@ def mann_whitney_p(base: Sequence[float], head: Sequence[float]) -> float | None
         return None
     if np.ptp(np.concatenate([base, head])) == 0:
         return 1.0
+    from scipy.stats import mannwhitneyu  # imported here: commands that only read stay light
+
     return float(mannwhitneyu(base, head, alternative="two-sided").pvalue)
 
 

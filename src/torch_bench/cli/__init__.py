@@ -1,47 +1,78 @@
 """`torch-bench`: the command line. Each subcommand lives in its own module with
-`register(subparsers)` and a handler; bad input is one line on stderr and exit status 2."""
+`register(subparsers)` and a handler; bad input is one line on stderr and exit status 2.
+
+Only the module of the command being run is imported: `--version`, `--help` and the commands
+that measure nothing stay free of torch and scipy (seconds of import time, and not installed
+at all by the dashboard and comment sub-actions)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from importlib import import_module
+from typing import NamedTuple
 
 from torch_bench import __version__
 from torch_bench.errors import UserError
 
-COMMAND_MODULES = (
-    "torch_bench.cli.run",
-    "torch_bench.cli.export",
-    "torch_bench.cli.import_",
-    "torch_bench.cli.env",
-    "torch_bench.cli.preflight",
-    "torch_bench.cli.compare",
-    "torch_bench.cli.comment",
-    "torch_bench.cli.ab",
-    "torch_bench.cli.site",
-    "torch_bench.cli.store",
-    "torch_bench.cli.data",
+
+class Command(NamedTuple):
+    name: str
+    module: str
+    summary: str  # the module's own `help=`, repeated so that `--help` imports nothing
+
+
+COMMANDS = (
+    Command("run", "torch_bench.cli.run", "run benchmark suites"),
+    Command("export", "torch_bench.cli.export", "convert a run document to OSS, AI-PEP or CSV"),
+    Command("import", "torch_bench.cli.import_",
+            "turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
+            "github-action-benchmark) into runs"),
+    Command("env", "torch_bench.cli.env", "show the environment and its fingerprint"),
+    Command("preflight", "torch_bench.cli.preflight", "check GPU and CPU state before measuring"),
+    Command("compare", "torch_bench.cli.compare",
+            "compare results with a baseline and report verdicts"),
+    Command("comment", "torch_bench.cli.comment", "post or update the PR comment with a report"),
+    Command("ab", "torch_bench.cli.ab",
+            "run base and head interleaved in one job and compare them"),
+    Command("site", "torch_bench.cli.site",
+            "build the static dashboard (HTML, CSS, JS and JSON data) from a data folder"),
+    Command("store", "torch_bench.cli.store", "append runs to the data branch (or a folder)"),
+    Command("data", "torch_bench.cli.data",
+            "list, prune, rename, compact or verify the stored history"),
 )
+COMMAND_MODULES = tuple(command.module for command in COMMANDS)
 
 EXIT_USAGE = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option:
+    the top-level parser has no option taking a value)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with the chosen command registered in full and the others as a one-line
+    entry each (all in full when `argv` is None)."""
     parser = argparse.ArgumentParser(
         prog="torch-bench",
         description="Continuous benchmarking for PyTorch: run suites, keep results, compare.",
     )
     parser.add_argument("--version", action="version", version=f"torch-bench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMAND_MODULES:
-        import_module(module).register(subparsers)
+    chosen = None if argv is None else chosen_command(argv)
+    for command in COMMANDS:
+        if argv is None or command.name == chosen:
+            import_module(command.module).register(subparsers)
+        else:
+            subparsers.add_parser(command.name, help=command.summary)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except UserError as exc:
