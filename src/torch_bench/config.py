@@ -32,6 +32,7 @@ from torch_bench.yamlfile import read_yaml
 
 TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+SET_BY_THE_RUNNER = ("loops",)  # timing fields filled from history, not from the user
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def _as_text(value: Any) -> str:
 
 
 def _policy(cls, values: Mapping[str, Any], where: str):
-    known = {f.name: f.type for f in fields(cls)}
+    known = {f.name: f.type for f in fields(cls) if f.name not in SET_BY_THE_RUNNER}
     parsed = {}
     for key, value in values.items():
         if key not in known:

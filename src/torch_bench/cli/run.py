@@ -16,9 +16,13 @@ from torch_bench.suites import SUITE_MODULES, get_suite
 
 TIMING_FLAGS = {
     "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
-    "min_repeats": ("--min-repeats", int, "fewest samples per metric (default 10)"),
+    "min_repeats": ("--min-repeats", int,
+                    "fewest samples per metric, even past --max-time (default 10)"),
     "max_repeats": ("--max-repeats", int, "most samples per metric (default 200)"),
-    "max_time_s": ("--max-time", float, "time budget per metric, seconds (default 3)"),
+    "max_time_s": ("--max-time", float,
+                   "time budget per metric, seconds, once --min-repeats are in (default 3)"),
+    "nloops": ("--nloops", int, "exactly N samples of one call each, as fastrnns times "
+                                "(default: adaptive timing)"),
     "target_rel_iqr": ("--target-spread", float,
                        "stop early when IQR/median falls below this (default 0.02)"),
 }
