@@ -9,6 +9,8 @@ YAML layout (every key optional; CLI flags override it):
     timing: {warmup: 3, min_repeats: 10, max_repeats: 200, max_time_s: 3.0,
              target_rel_iqr: 0.02}
     isolation: {timeout_s: 900, memory_limit_mb: null}
+    preflight: {cpu_busy_limit: 10, cpu_check_s: 1.0}   # % of one core others may use
+    processes: 3                  # worker processes each case's samples are spread over
     options:
       rnns: {seq_length: 20, variants: [cudnn, py]}
 
@@ -25,12 +27,14 @@ from typing import Any
 
 from torch_bench.errors import UserError
 from torch_bench.measure.isolation import IsolationPolicy
+from torch_bench.measure.preflight import Thresholds
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseSpec
 from torch_bench.yamlfile import read_yaml
 
-TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
+TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "preflight",
+                  "processes", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 SET_BY_THE_RUNNER = ("loops",)  # timing fields filled from history, not from the user
 
@@ -48,6 +52,7 @@ class RunConfig:
     total_partitions: int = 1
     partition_id: int = 0
     threads: int | None = None
+    preflight: Thresholds = Thresholds()
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
@@ -75,6 +80,7 @@ class RunConfig:
             "threads": self.threads,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
+            "preflight": asdict(self.preflight),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
         }
 
@@ -161,6 +167,7 @@ def build_run_config(
     total_partitions: int | None = None,
     partition_id: int | None = None,
     threads: int | None = None,
+    preflight: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
     given as flags; they apply to every selected suite that declares them."""
@@ -213,6 +220,8 @@ def build_run_config(
         isolation=_policy(IsolationPolicy,
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),
+        preflight=_policy(Thresholds, {**(data.get("preflight") or {}), **(preflight or {})},
+                          f"{yaml_source}: preflight"),
         filter=pattern,
         exclude=tuple(exclude or ()),
         exclude_exact=tuple(exclude_exact or ()),

@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from torch_bench.cli.outputs import add_output_arguments, write_outputs
+from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.config import build_run_config, load_yaml_config
-from torch_bench.measure.preflight import Preflight, run_preflight
+from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases
 from torch_bench.suites import SUITE_MODULES, get_suite
@@ -61,6 +62,7 @@ def register(subparsers) -> None:
                         help="address space a case may add before allocations fail (oom)")
     parser.add_argument("--no-preflight", dest="preflight", action="store_false",
                         help="skip the pre-flight check of GPU and CPU state before measuring")
+    add_cpu_busy_limit(parser)
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any case failed (skipped is not failed)")
     timing = parser.add_argument_group("timing")
@@ -107,6 +109,8 @@ def handle(args: argparse.Namespace) -> int:
         total_partitions=args.total_partitions,
         partition_id=args.partition_id,
         threads=args.threads,
+        preflight={"cpu_busy_limit": args.cpu_busy_limit}
+        if args.cpu_busy_limit is not None else None,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
@@ -122,7 +126,7 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not planned:
         console.print("[yellow]no case matches the selection; nothing to run[/]")
-    preflight = _preflight(console) if args.preflight else None
+    preflight = _preflight(console, config.preflight) if args.preflight else None
     results = _execute_with_progress(planned, config, console)
     run = assemble_run(config, results, preflight)
     Console().print(results_table(run.results))
@@ -132,8 +136,8 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if args.strict and failures else 0
 
 
-def _preflight(console: Console) -> Preflight:
-    report = run_preflight()
+def _preflight(console: Console, limits: Thresholds) -> Preflight:
+    report = run_preflight(limits)
     for finding in report.findings:
         if finding.severity != "ok":
             console.print(f"[yellow]pre-flight {finding.severity}[/]: {finding.message}")
