@@ -36,7 +36,11 @@ from torch_bench.yamlfile import read_yaml
 TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "preflight",
                   "processes", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
-SET_BY_THE_RUNNER = ("loops",)  # timing fields filled from history, not from the user
+SET_BY_THE_RUNNER = ("loops",)
+# Three processes: the fewest whose median is robust to one odd process; each costs a start
+# (interpreter, torch import, model build, warmup; about 2 s on CPU, more with a CUDA
+# context), while the sampling time is shared among them and does not grow.
+DEFAULT_PROCESSES = 3  # timing fields filled from history, not from the user
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class RunConfig:
     partition_id: int = 0
     threads: int | None = None
     preflight: Thresholds = Thresholds()
+    processes: int = DEFAULT_PROCESSES  # worker processes each case's samples are spread over
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
@@ -78,6 +83,7 @@ class RunConfig:
             "total_partitions": self.total_partitions,
             "partition_id": self.partition_id,
             "threads": self.threads,
+            "processes": self.processes,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
             "preflight": asdict(self.preflight),
@@ -168,6 +174,7 @@ def build_run_config(
     partition_id: int | None = None,
     threads: int | None = None,
     preflight: Mapping[str, Any] | None = None,
+    processes: int | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
     given as flags; they apply to every selected suite that declares them."""
@@ -229,6 +236,9 @@ def build_run_config(
         partition_id=part,
         threads=_threads(threads if threads is not None else data.get("threads"),
                          "--threads" if threads is not None else f"{yaml_source}: threads"),
+        processes=_processes(processes if processes is not None else data.get("processes"),
+                             "--processes" if processes is not None
+                             else f"{yaml_source}: processes"),
     )
 
 
@@ -250,6 +260,14 @@ def _threads(value: Any, where: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UserError(f"{where}: expected a whole number of threads >= 1, got {value!r}")
+    return value
+
+
+def _processes(value: Any, where: str) -> int:
+    if value is None:
+        return DEFAULT_PROCESSES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: expected a whole number of processes >= 1, got {value!r}")
     return value
 
 

@@ -10,9 +10,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from torch_bench.cli.outputs import add_output_arguments, write_outputs
 from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
 from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
 from torch_bench.report.console import results_table
-from torch_bench.runner import assemble_run, execute, plan_cases
+from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
 from torch_bench.suites import SUITE_MODULES, get_suite
 
 TIMING_FLAGS = {
@@ -56,6 +57,13 @@ def register(subparsers) -> None:
     parser.add_argument("--threads", type=int, metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
                              "shared or busy CPU, 1 gives far steadier numbers)")
+    parser.add_argument("--processes", type=int, metavar="N",
+                        help="worker processes each case's samples are spread over, one after "
+                             "another (default 3; 1 = one process per case)")
+    parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
+                        help="reuse the calls per sample recorded by the latest trusted run on "
+                             "this environment in this run document or data folder, so every "
+                             "run times the same loop (default: calibrate afresh)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -109,6 +117,7 @@ def handle(args: argparse.Namespace) -> int:
         total_partitions=args.total_partitions,
         partition_id=args.partition_id,
         threads=args.threads,
+        processes=args.processes,
         preflight={"cpu_busy_limit": args.cpu_busy_limit}
         if args.cpu_busy_limit is not None else None,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
@@ -127,8 +136,10 @@ def handle(args: argparse.Namespace) -> int:
     if not planned:
         console.print("[yellow]no case matches the selection; nothing to run[/]")
     preflight = _preflight(console, config.preflight) if args.preflight else None
-    results = _execute_with_progress(planned, config, console)
-    run = assemble_run(config, results, preflight)
+    env = run_environment(config)
+    loops = _calibration(args.calibration, env.get("fingerprint"), console)
+    results = _execute_with_progress(planned, config, console, loops)
+    run = assemble_run(config, results, preflight, env)
     Console().print(results_table(run.results))
     _print_suite_reports(config, run.results)
     write_outputs(run, args, console)
@@ -157,7 +168,16 @@ def _check_device(device: str) -> None:
             raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
 
 
-def _execute_with_progress(planned, config, console: Console):
+def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:
+    if source is None:
+        return {}
+    loops = recorded_loops(read_calibration_runs(source), fingerprint)
+    console.print(f"calls per sample: reusing the counts of {len(loops)} benchmark(s) "
+                  f"recorded in {source}; any other is calibrated")
+    return loops
+
+
+def _execute_with_progress(planned, config, console: Console, loops=None):
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -173,7 +193,7 @@ def _execute_with_progress(planned, config, console: Console):
                                        f"{results[0].error or ''}")
             progress.advance(task)
 
-        results = execute(planned, config, started, done)
+        results = execute(planned, config, started, done, loops)
         progress.update(task, description="done")
     return results
 
