@@ -6,6 +6,8 @@ from dataclasses import replace
 
 from conftest import TINY_RNN
 from support.runs import make_run, ok, untrusted
+from torch_bench.action.inputs import read_inputs
+from torch_bench.action.stages import Paths, produce_results
 from torch_bench.measure.calibration import recorded_loops
 from torch_bench.results.document import load_run
 
@@ -25,22 +27,23 @@ def test_the_latest_trusted_run_on_this_environment_gives_the_count():
     assert recorded_loops([older], None) == {}
 
 
-def test_run_reuses_the_count_recorded_in_a_data_folder(cli, tmp_path):
+def test_the_action_run_reuses_the_count_recorded_in_its_history(cli, tmp_path):
     trusting = ["--cpu-busy-limit", "100000"]  # the outcome must not depend on the load
     cli("run", "--suite", "rnns", "--variants", "aten", *TINY_RNN, *trusting, "--processes", "1",
         "--out", "first.json", check=True)
     document = json.loads((tmp_path / "first.json").read_text())
     forward = next(r for r in document["results"] if r["metric"] == "forward_time")
     assert isinstance(forward["extra"]["loops"], int)
-    forward["extra"]["loops"] = 7  # a count this machine would not calibrate by chance
+    forward["extra"]["loops"] = 500  # far above what calibration picks for 1 ms blocks
     (tmp_path / "first.json").write_text(json.dumps(document))
     cli("store", "first.json", "--to-folder", "data", check=True)
 
-    done = cli("run", "--suite", "rnns", "--variants", "aten", *TINY_RNN, *trusting,
-               "--processes", "2", "--calibration", "data", "--out", "second.json", check=True)
-    assert "2 benchmark(s)" in done.stderr  # forward and backward
-    second = {r.metric: r for r in load_run(tmp_path / "second.json").results}
-    assert second["forward_time"].extra["loops"] == 7
+    # The Action's run stage, given the data folder it read before running.
+    inputs = read_inputs({"TB_SUITES": "rnns", "TB_DEVICE": "cpu", "TB_RUN_ARGS": " ".join(
+        ["--variants", "aten", *TINY_RNN, *trusting, "--processes", "2"])})
+    produced = produce_results(inputs, Paths(tmp_path / "action"), tmp_path / "data")
+    second = {r.metric: r for r in load_run(produced).results}
+    assert second["forward_time"].extra["loops"] == 500
     assert len(second["forward_time"].extra["process_sizes"]) == 2
     assert second["backward_time"].extra["loops"] == 1  # one backward per forward, always
 
