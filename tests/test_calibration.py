@@ -25,11 +25,13 @@ def test_the_latest_trusted_run_on_this_environment_gives_the_count():
     counts = recorded_loops([newer, distrusted, older, elsewhere], "fp-test-0001")
     assert counts == {"demo/a[]:latency": 8, "demo/b[]:latency": 6}
     assert recorded_loops([older], None) == {}
+    earlier_format = make_run([replace(ok("c", 1.0), extra={"calls_per_sample": 12})])
+    assert recorded_loops([earlier_format], "fp-test-0001") == {"demo/c[]:latency": 12}
 
 
 def test_the_action_run_reuses_the_count_recorded_in_its_history(cli, tmp_path):
     trusting = ["--cpu-busy-limit", "100000"]  # the outcome must not depend on the load
-    cli("run", "--suite", "rnns", "--variants", "aten", *TINY_RNN, *trusting, "--processes", "1",
+    cli("run", "--suite", "rnns", "--variants", "aten", *TINY_RNN, *trusting,
         "--out", "first.json", check=True)
     document = json.loads((tmp_path / "first.json").read_text())
     forward = next(r for r in document["results"] if r["metric"] == "forward_time")

@@ -50,8 +50,8 @@ def execute(
     results: list[Result] = []
     for item in planned:
         on_case_start(item)
-        case_results = run_case_processes(item, config, case_loops(item.case,
-                                                                   recorded_loops or {}))
+        loops = case_loops(item.case, recorded_loops or {})
+        case_results = run_case_processes(item, config, loops)
         results.extend(case_results)
         on_case_done(item, case_results)
     return results + summaries(planned, results)

@@ -26,7 +26,8 @@ def recorded_loops(runs: Iterable[Run], fingerprint: str | None) -> dict[str, in
         if fingerprint is None or run.fingerprint != fingerprint or not run.trusted:
             continue
         for result in run.results:
-            loops = result.extra.get("loops")
+            # Runs written before `loops` was recorded name it `calls_per_sample`.
+            loops = result.extra.get("loops", result.extra.get("calls_per_sample"))
             if result.ok and isinstance(loops, int) and not isinstance(loops, bool) and loops > 0:
                 counts[result.benchmark_id] = loops
     return counts
