@@ -64,6 +64,8 @@ def test_cpu_reading_counts_only_what_others_used_per_second_of_wall_time():
     assert reading.interval_s == pytest.approx(2.0)
     quiet = cpu_reading(before, CpuTimes(12.0, 101.0, 6.2), cores=4)  # all of it ours
     assert quiet.others_core_percent == 0.0
+    overshoot = cpu_reading(before, CpuTimes(10.1, 100.25, 5.0), cores=2)  # coarse counters
+    assert overshoot.others_core_percent == pytest.approx(200.0)
 
 
 def test_read_cpu_takes_two_snapshots_around_the_interval():
@@ -80,7 +82,7 @@ def test_throttle_mask_decoding_ignores_idle():
 
 def test_cpu_reading_is_taken_from_this_machine():
     reading = read_cpu(interval_s=0.1)
-    assert reading.cores >= 1 and 0 <= reading.others_core_percent <= 100 * reading.cores + 5
+    assert reading.cores >= 1 and 0 <= reading.others_core_percent <= 100 * reading.cores
 
 
 def test_a_process_keeping_a_core_busy_is_detected(cli):

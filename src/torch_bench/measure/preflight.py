@@ -123,8 +123,9 @@ def cpu_reading(before: CpuTimes, after: CpuTimes, cores: int) -> CpuReading:
     """What other processes used between two snapshots, as a percentage of one core."""
     wall = max(after.at_s - before.at_s, 1e-9)
     others = (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
-    return CpuReading(cores=cores, others_core_percent=max(0.0, 100.0 * others / wall),
-                      interval_s=wall)
+    # The counters tick in jiffies: over a short interval they can overshoot the machine.
+    percent = min(100.0 * cores, max(0.0, 100.0 * others / wall))
+    return CpuReading(cores=cores, others_core_percent=percent, interval_s=wall)
 
 
 def evaluate_cpu(cpu: CpuReading, limits: Thresholds) -> list[Finding]:
