@@ -33,5 +33,8 @@ def cli(tmp_path):
     return run
 
 
+# One worker process per case keeps CLI tests fast; test_spread.py and test_calibration.py
+# cover a case spread over several.
 TINY_RNN = ["--threads", "1", "--seq-length", "5", "--input-size", "16", "--hidden-size", "16",
-            "--mini-batch", "2", "--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "20"]
+            "--mini-batch", "2", "--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "20",
+            "--processes", "1"]

@@ -11,8 +11,10 @@ pytestmark = pytest.mark.usefixtures("child_can_import_support")
 
 
 def run_faults(cases, **isolation):
+    # One worker process per case: these are the per-process semantics (test_spread.py
+    # covers a case spread over several).
     config = build_run_config(suites=["support.fault_suite"], cli_options={"cases": cases},
-                              isolation=isolation)
+                              isolation=isolation, processes=1)
     return {r.name: r for r in execute(plan_cases(config), config) if r.metric == "latency"}
 
 

@@ -1,6 +1,15 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
 from torch_bench.measure.preflight import (
     CpuReading,
+    CpuTimes,
     GpuReading,
+    Thresholds,
+    cpu_reading,
     decode_throttle_reasons,
     evaluate,
     read_cpu,
@@ -16,7 +25,7 @@ def checks(report, severity):
 
 
 def test_healthy_gpu_is_trusted():
-    report = evaluate([HEALTHY], CpuReading(cores=8, busy_percent_others=3))
+    report = evaluate([HEALTHY], CpuReading(cores=8, others_core_percent=3))
     assert report.trusted and checks(report, "fail") == set()
 
 
@@ -33,9 +42,37 @@ def test_each_problem_fails_its_check_and_names_the_gpu():
     assert report.to_dict()["trusted"] is False
 
 
-def test_busy_cpu_is_a_warning_not_a_failure():
-    report = evaluate([], CpuReading(cores=2, busy_percent_others=80))
-    assert report.trusted and checks(report, "warn") == {"cpu_load"}
+def test_other_processes_over_a_tenth_of_a_core_make_the_run_untrusted():
+    report = evaluate([], CpuReading(cores=2, others_core_percent=12, interval_s=1))
+    assert not report.trusted and checks(report, "fail") == {"cpu_load"}
+    assert "12% of one core" in report.findings[0].message
+    assert "--cpu-busy-limit" in report.findings[0].message
+    assert evaluate([], CpuReading(cores=2, others_core_percent=8)).trusted
+
+
+def test_the_cpu_limit_can_be_raised_for_a_shared_machine():
+    shared = Thresholds(cpu_busy_limit=150)
+    assert evaluate([], CpuReading(cores=4, others_core_percent=120), shared).trusted
+    assert not evaluate([], CpuReading(cores=4, others_core_percent=160), shared).trusted
+
+
+def test_cpu_reading_counts_only_what_others_used_per_second_of_wall_time():
+    before = CpuTimes(at_s=10.0, machine_busy_s=100.0, own_s=5.0)
+    after = CpuTimes(at_s=12.0, machine_busy_s=103.0, own_s=6.8)  # 3 s busy, 1.8 s ours
+    reading = cpu_reading(before, after, cores=4)
+    assert reading.others_core_percent == pytest.approx(60.0)
+    assert reading.interval_s == pytest.approx(2.0)
+    quiet = cpu_reading(before, CpuTimes(12.0, 101.0, 6.2), cores=4)  # all of it ours
+    assert quiet.others_core_percent == 0.0
+    overshoot = cpu_reading(before, CpuTimes(10.1, 100.25, 5.0), cores=2)  # coarse counters
+    assert overshoot.others_core_percent == pytest.approx(200.0)
+
+
+def test_read_cpu_takes_two_snapshots_around_the_interval():
+    snapshots = iter([CpuTimes(0.0, 0.0, 0.0), CpuTimes(1.0, 0.5, 0.1)])
+    slept = []
+    reading = read_cpu(1.0, take=lambda: next(snapshots), sleep=slept.append)
+    assert slept == [1.0] and reading.others_core_percent == pytest.approx(40.0)
 
 
 def test_throttle_mask_decoding_ignores_idle():
@@ -45,14 +82,29 @@ def test_throttle_mask_decoding_ignores_idle():
 
 def test_cpu_reading_is_taken_from_this_machine():
     reading = read_cpu(interval_s=0.1)
-    assert reading.cores >= 1 and 0 <= reading.busy_percent_others <= 100
+    assert reading.cores >= 1 and 0 <= reading.others_core_percent <= 100 * reading.cores
+
+
+def test_a_process_keeping_a_core_busy_is_detected(cli):
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        done = cli("preflight", "--json", check=True)
+    finally:
+        hog.kill()
+        hog.wait()
+    report = json.loads(done.stdout)
+    cpu = next(f for f in report["findings"] if f["check"] == "cpu_load")
+    assert cpu["severity"] == "fail" and report["trusted"] is False
 
 
 def test_run_records_the_preflight(cli, tmp_path):
     from conftest import TINY_RNN
     from torch_bench.results.document import load_run
 
-    cli("run", "--suite", "rnns", "--variants", "py", *TINY_RNN, "--out", "r.json", check=True)
+    # A limit no machine can exceed, so that the outcome does not depend on the load.
+    cli("run", "--suite", "rnns", "--variants", "py", *TINY_RNN, "--cpu-busy-limit", "100000",
+        "--out", "r.json", check=True)
     run = load_run(tmp_path / "r.json")
     assert run.env["preflight"]["trusted"] is True and run.trusted
     assert any(f["check"] == "cpu_load" for f in run.env["preflight"]["findings"])
+    assert run.config["preflight"]["cpu_busy_limit"] == 100000

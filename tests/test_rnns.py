@@ -80,3 +80,17 @@ def test_scripted_variant_is_skipped_where_scripting_is_gone(monkeypatch):
         results = suite.run_case(case, CaseContext("cpu", FAST))
         assert [r.status for r in results] == ["skipped", "skipped"]
         assert "torch.jit.script is not available" in results[0].error
+
+
+def test_a_fixed_sample_count_is_honoured_over_the_time_budget():
+    suite, planned = cases(variants=("py",))
+    fixed = TimingPolicy(warmup=1, min_repeats=20, max_repeats=20, max_time_s=0.01)
+    results = suite.run_case(planned[0], CaseContext("cpu", fixed))
+    assert [len(r.samples) for r in results] == [20, 20]
+
+
+def test_nloops_gives_per_iteration_samples_as_fastrnns_writes_them():
+    suite, planned = cases(variants=("aten",))
+    results = suite.run_case(planned[0], CaseContext("cpu", TimingPolicy(warmup=1, nloops=9)))
+    assert [len(r.samples) for r in results] == [9, 9]
+    assert [r.extra["loops"] for r in results] == [1, 1]

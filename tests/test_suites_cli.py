@@ -3,7 +3,8 @@ import json
 from conftest import TINY_RNN
 from torch_bench.results.document import load_run
 
-FAST = ["--max-time", "0.1", "--min-repeats", "3", "--max-repeats", "3", "--warmup", "1"]
+FAST = ["--max-time", "0.1", "--min-repeats", "3", "--max-repeats", "3", "--warmup", "1",
+        "--processes", "1"]  # one worker process per case: one peak RSS figure per case
 # A BERT whose embedding alone wants 16 GB: it cannot be built under the memory limit.
 HUGE_CONFIG = {"model_type": "bert", "vocab_size": 2**25, "hidden_size": 128,
                "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 128}

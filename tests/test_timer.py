@@ -52,3 +52,28 @@ def test_setup_runs_untimed_before_each_call():
     assert timing.number == 1
     assert order[:4] == ["setup", "call", "setup", "call"]
     assert order.count("setup") == order.count("call")
+
+
+def test_repeat_bounds_win_over_the_time_budget():
+    timing = measure(lambda: time.sleep(0.001),
+                     TimingPolicy(warmup=0, min_repeats=20, max_repeats=20, max_time_s=0.01))
+    assert len(timing.samples_ms) == 20
+
+
+def test_nloops_takes_exactly_that_many_samples_of_one_call_each():
+    calls = []
+    timing = measure(lambda: calls.append(1),
+                     TimingPolicy(warmup=2, nloops=7, max_time_s=0.001, target_rel_iqr=1.0))
+    assert len(timing.samples_ms) == 7 and timing.number == 1
+    assert len(calls) == 2 + 7  # warmup, then one call per sample: no calibration blocks
+    assert timing.extra()["loops"] == 1 and timing.stop_reason == "nloops"
+
+
+def test_a_recorded_calls_per_sample_count_is_reused_instead_of_calibrating():
+    calls = []
+    policy = TimingPolicy(warmup=0, min_repeats=4, max_repeats=4, loops={"forward_time": 37})
+    timing = measure(lambda: calls.append(1), policy, metric="forward_time")
+    assert timing.number == 37 and timing.extra()["loops"] == 37
+    assert len(calls) == 4 * 37  # no calibration calls
+    calibrated = measure(lambda: calls.append(1), policy, metric="backward_time")
+    assert calibrated.number > 100  # not recorded for this metric: calibrated as before

@@ -9,6 +9,8 @@ YAML layout (every key optional; CLI flags override it):
     timing: {warmup: 3, min_repeats: 10, max_repeats: 200, max_time_s: 3.0,
              target_rel_iqr: 0.02}
     isolation: {timeout_s: 900, memory_limit_mb: null}
+    preflight: {cpu_busy_limit: 10, cpu_check_s: 1.0}   # % of one core others may use
+    processes: 3                  # worker processes each case's samples are spread over
     options:
       rnns: {seq_length: 20, variants: [cudnn, py]}
 
@@ -25,13 +27,20 @@ from typing import Any
 
 from torch_bench.errors import UserError
 from torch_bench.measure.isolation import IsolationPolicy
+from torch_bench.measure.preflight import Thresholds
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseSpec
 from torch_bench.yamlfile import read_yaml
 
-TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "options")
+TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "preflight",
+                  "processes", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+SET_BY_THE_RUNNER = ("loops",)
+# Three processes: the fewest whose median is robust to one odd process; each costs a start
+# (interpreter, torch import, model build, warmup; about 2 s on CPU, more with a CUDA
+# context), while the sampling time is shared among them and does not grow.
+DEFAULT_PROCESSES = 3  # timing fields filled from history, not from the user
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,8 @@ class RunConfig:
     total_partitions: int = 1
     partition_id: int = 0
     threads: int | None = None
+    preflight: Thresholds = Thresholds()
+    processes: int = DEFAULT_PROCESSES  # worker processes each case's samples are spread over
 
     def selects(self, case: CaseSpec) -> bool:
         label = f"{case.suite}/{case.name}"
@@ -72,8 +83,10 @@ class RunConfig:
             "total_partitions": self.total_partitions,
             "partition_id": self.partition_id,
             "threads": self.threads,
+            "processes": self.processes,
             "timing": asdict(self.policy),
             "isolation": asdict(self.isolation),
+            "preflight": asdict(self.preflight),
             "options": {s: {k: _plain(v) for k, v in o.items()} for s, o in self.options.items()},
         }
 
@@ -108,7 +121,7 @@ def _as_text(value: Any) -> str:
 
 
 def _policy(cls, values: Mapping[str, Any], where: str):
-    known = {f.name: f.type for f in fields(cls)}
+    known = {f.name: f.type for f in fields(cls) if f.name not in SET_BY_THE_RUNNER}
     parsed = {}
     for key, value in values.items():
         if key not in known:
@@ -160,6 +173,8 @@ def build_run_config(
     total_partitions: int | None = None,
     partition_id: int | None = None,
     threads: int | None = None,
+    preflight: Mapping[str, Any] | None = None,
+    processes: int | None = None,
 ) -> RunConfig:
     """Merge YAML and CLI values (CLI wins) and validate them. `cli_options` are suite options
     given as flags; they apply to every selected suite that declares them."""
@@ -212,6 +227,8 @@ def build_run_config(
         isolation=_policy(IsolationPolicy,
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),
+        preflight=_policy(Thresholds, {**(data.get("preflight") or {}), **(preflight or {})},
+                          f"{yaml_source}: preflight"),
         filter=pattern,
         exclude=tuple(exclude or ()),
         exclude_exact=tuple(exclude_exact or ()),
@@ -219,6 +236,9 @@ def build_run_config(
         partition_id=part,
         threads=_threads(threads if threads is not None else data.get("threads"),
                          "--threads" if threads is not None else f"{yaml_source}: threads"),
+        processes=_processes(processes if processes is not None else data.get("processes"),
+                             "--processes" if processes is not None
+                             else f"{yaml_source}: processes"),
     )
 
 
@@ -240,6 +260,14 @@ def _threads(value: Any, where: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UserError(f"{where}: expected a whole number of threads >= 1, got {value!r}")
+    return value
+
+
+def _processes(value: Any, where: str) -> int:
+    if value is None:
+        return DEFAULT_PROCESSES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: expected a whole number of processes >= 1, got {value!r}")
     return value
 
 

@@ -1,17 +1,18 @@
-"""The `run` stage: plan cases from the configuration, run each in its own process, and
-assemble the run document."""
+"""The `run` stage: plan cases from the configuration, run each in its own worker processes
+(one after another), and assemble the run document."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from torch_bench.config import RunConfig, partition_of
 from torch_bench.measure.environment import collect_environment, fingerprint
 from torch_bench.measure.isolation import run_isolated
 from torch_bench.measure.preflight import Preflight
+from torch_bench.measure.spread import failure_among, join_processes, loops_of, process_policies
 from torch_bench.provenance import ci_info, git_info
-from torch_bench.results.schema import Result, Run, new_run
+from torch_bench.results.schema import Result, Run, benchmark_id, new_run
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseContext, CaseSpec
 
@@ -42,15 +43,44 @@ def execute(
     config: RunConfig,
     on_case_start: Callable[[PlannedCase], None] = lambda p: None,
     on_case_done: Callable[[PlannedCase, list[Result]], None] = lambda p, r: None,
+    recorded_loops: Mapping[str, int] | None = None,
 ) -> list[Result]:
-    ctx = CaseContext(device=config.device, policy=config.policy, threads=config.threads)
+    """Run every case; `recorded_loops` (benchmark id -> calls per sample, from history)
+    fixes the loop each timed metric runs instead of calibrating it."""
     results: list[Result] = []
     for item in planned:
         on_case_start(item)
-        case_results = run_isolated(item.case, ctx, config.isolation, item.suite_ref)
+        loops = case_loops(item.case, recorded_loops or {})
+        case_results = run_case_processes(item, config, loops)
         results.extend(case_results)
         on_case_done(item, case_results)
     return results + summaries(planned, results)
+
+
+def case_loops(case: CaseSpec, recorded: Mapping[str, int]) -> dict[str, int]:
+    """The recorded calls-per-sample counts of the case's metrics, by metric."""
+    ids = {out.metric: benchmark_id(case.suite, case.name, case.params, out.metric)
+           for out in case.outputs}
+    return {metric: recorded[bid] for metric, bid in ids.items() if bid in recorded}
+
+
+def run_case_processes(item: PlannedCase, config: RunConfig,
+                       loops: Mapping[str, int]) -> list[Result]:
+    """The case's samples spread over `config.processes` worker processes, one after the
+    other. The first process calibrates what history did not fix and the others reuse its
+    counts. A failure in any process (error, timeout, crash, oom) is the case's outcome."""
+    suite = get_suite(item.suite_ref)
+    wanted = config.processes if suite.spread_over_processes else 1
+    per_process: list[list[Result]] = []
+    for policy in process_policies(config.policy, wanted):
+        ctx = CaseContext(device=config.device, threads=config.threads,
+                          policy=replace(policy, loops=dict(loops)))
+        got = run_isolated(item.case, ctx, config.isolation, item.suite_ref)
+        if failure_among(got):
+            return got
+        per_process.append(got)
+        loops = {**loops_of(got), **loops}
+    return join_processes(per_process)
 
 
 def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]:
@@ -64,12 +94,18 @@ def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]
     return extra
 
 
-def assemble_run(config: RunConfig, results: list[Result],
-                 preflight: Preflight | None = None) -> Run:
+def run_environment(config: RunConfig) -> dict:
+    """The environment the cases run in, with its fingerprint."""
     env = collect_environment()
     if config.threads is not None:  # the cases ran with these, not this process's default
         env["threads"] = config.threads
         env["fingerprint"] = fingerprint(env)
+    return env
+
+
+def assemble_run(config: RunConfig, results: list[Result],
+                 preflight: Preflight | None = None, env: Mapping | None = None) -> Run:
+    env = dict(env) if env is not None else run_environment(config)
     if preflight is not None:
         env["preflight"] = preflight.to_dict()
     ci = {**ci_info(), **({"shard": config.shard} if config.shard else {})}

@@ -1,7 +1,8 @@
 """`python -m torch_bench.action`: the Action's main step, the pipeline in order.
 
-    results  = run the suites, or ingest a results file
     history  = the data branch's data folder, read-only
+    results  = run the suites (reusing the calls per sample recorded in history), or ingest
+               a results file
     outcome  = compare with the baseline from that history (report, summary, annotations)
     store    = append the results to the data branch (pushes to the default branch), then
                prune it to `keep-runs` runs per benchmark when asked
@@ -36,8 +37,8 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     target = stages.data_target(inputs, environ)
     creds = stages.credentials(target, environ)
 
-    results = stages.produce_results(inputs, paths)
     history = stages.read_history(target, creds, paths)
+    results = stages.produce_results(inputs, paths, history)
     outcome = stages.compare(inputs, ctx, results, history, paths, name) \
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
     pushed = ctx.should_push(inputs["push"])

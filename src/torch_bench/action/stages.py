@@ -64,17 +64,19 @@ class Paths:
         return self.root / "site"
 
 
-def produce_results(inputs: ActionInputs, paths: Paths) -> Path:
+def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = None) -> Path:
     """Run the suites, or ingest the given file; returns the run document (or, for a
-    github-action-benchmark history, a folder of them)."""
+    github-action-benchmark history, a folder of them). A run reuses the calls per sample
+    recorded in `history` (the data folder), so it times the same loops as its baseline."""
     source, kind = inputs["results-file"], inputs["results-format"]
     if not source:
         shard = ["--total-partitions", inputs["total-partitions"],
                  "--partition-id", inputs["partition-id"]] \
             if inputs["total-partitions"] > 1 else []
         config = ["--config", inputs["config"]] if inputs["config"] else []
+        calibration = ["--calibration", history] if history is not None else []
         cli("run", "--suite", inputs["suites"], "--device", inputs["device"], *config,
-            *shard, *shlex.split(inputs["run-args"]), "--out", paths.results)
+            *shard, *calibration, *shlex.split(inputs["run-args"]), "--out", paths.results)
         return paths.results
     if kind == "canonical":
         save_run(load_run(source), paths.results)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from torch_bench.measure.preflight import run_preflight
+from torch_bench.errors import UserError
+from torch_bench.measure.preflight import Thresholds, run_preflight
 
 
 def register(subparsers) -> None:
@@ -18,11 +19,22 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--fail", action="store_true", help="exit 1 when a check fails")
+    add_cpu_busy_limit(parser)
     parser.set_defaults(handler=handle)
 
 
+def add_cpu_busy_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cpu-busy-limit", type=float, metavar="PERCENT",
+        help="CPU other processes may use during the check, in percent of one core, before "
+             "the run is untrusted (default 10; 100 = one whole core)")
+
+
 def handle(args: argparse.Namespace) -> int:
-    report = run_preflight()
+    limit = args.cpu_busy_limit
+    if limit is not None and limit < 0:
+        raise UserError(f"--cpu-busy-limit: expected a percentage >= 0, got {limit:g}")
+    report = run_preflight(Thresholds() if limit is None else Thresholds(cpu_busy_limit=limit))
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:

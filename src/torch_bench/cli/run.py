@@ -8,17 +8,23 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from torch_bench.cli.outputs import add_output_arguments, write_outputs
+from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.config import build_run_config, load_yaml_config
-from torch_bench.measure.preflight import Preflight, run_preflight
+from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
+from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
 from torch_bench.report.console import results_table
-from torch_bench.runner import assemble_run, execute, plan_cases
+from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
 from torch_bench.suites import SUITE_MODULES, get_suite
 
 TIMING_FLAGS = {
     "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
-    "min_repeats": ("--min-repeats", int, "fewest samples per metric (default 10)"),
+    "min_repeats": ("--min-repeats", int,
+                    "fewest samples per metric, even past --max-time (default 10)"),
     "max_repeats": ("--max-repeats", int, "most samples per metric (default 200)"),
-    "max_time_s": ("--max-time", float, "time budget per metric, seconds (default 3)"),
+    "max_time_s": ("--max-time", float,
+                   "time budget per metric, seconds, once --min-repeats are in (default 3)"),
+    "nloops": ("--nloops", int, "exactly N samples of one call each, as fastrnns times "
+                                "(default: adaptive timing)"),
     "target_rel_iqr": ("--target-spread", float,
                        "stop early when IQR/median falls below this (default 0.02)"),
 }
@@ -51,12 +57,20 @@ def register(subparsers) -> None:
     parser.add_argument("--threads", type=int, metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
                              "shared or busy CPU, 1 gives far steadier numbers)")
+    parser.add_argument("--processes", type=int, metavar="N",
+                        help="worker processes each case's samples are spread over, one after "
+                             "another (default 3; 1 = one process per case)")
+    parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
+                        help="reuse the calls per sample recorded by the latest trusted run on "
+                             "this environment in this run document or data folder, so every "
+                             "run times the same loop (default: calibrate afresh)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
                         help="address space a case may add before allocations fail (oom)")
     parser.add_argument("--no-preflight", dest="preflight", action="store_false",
                         help="skip the pre-flight check of GPU and CPU state before measuring")
+    add_cpu_busy_limit(parser)
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any case failed (skipped is not failed)")
     timing = parser.add_argument_group("timing")
@@ -103,6 +117,9 @@ def handle(args: argparse.Namespace) -> int:
         total_partitions=args.total_partitions,
         partition_id=args.partition_id,
         threads=args.threads,
+        processes=args.processes,
+        preflight={"cpu_busy_limit": args.cpu_busy_limit}
+        if args.cpu_busy_limit is not None else None,
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
@@ -118,9 +135,11 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not planned:
         console.print("[yellow]no case matches the selection; nothing to run[/]")
-    preflight = _preflight(console) if args.preflight else None
-    results = _execute_with_progress(planned, config, console)
-    run = assemble_run(config, results, preflight)
+    preflight = _preflight(console, config.preflight) if args.preflight else None
+    env = run_environment(config)
+    loops = _calibration(args.calibration, env.get("fingerprint"), console)
+    results = _execute_with_progress(planned, config, console, loops)
+    run = assemble_run(config, results, preflight, env)
     Console().print(results_table(run.results))
     _print_suite_reports(config, run.results)
     write_outputs(run, args, console)
@@ -128,8 +147,8 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if args.strict and failures else 0
 
 
-def _preflight(console: Console) -> Preflight:
-    report = run_preflight()
+def _preflight(console: Console, limits: Thresholds) -> Preflight:
+    report = run_preflight(limits)
     for finding in report.findings:
         if finding.severity != "ok":
             console.print(f"[yellow]pre-flight {finding.severity}[/]: {finding.message}")
@@ -149,7 +168,16 @@ def _check_device(device: str) -> None:
             raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
 
 
-def _execute_with_progress(planned, config, console: Console):
+def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:
+    if source is None:
+        return {}
+    loops = recorded_loops(read_calibration_runs(source), fingerprint)
+    console.print(f"calls per sample: reusing the counts of {len(loops)} benchmark(s) "
+                  f"recorded in {source}; any other is calibrated")
+    return loops
+
+
+def _execute_with_progress(planned, config, console: Console, loops=None):
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -165,7 +193,7 @@ def _execute_with_progress(planned, config, console: Console):
                                        f"{results[0].error or ''}")
             progress.advance(task)
 
-        results = execute(planned, config, started, done)
+        results = execute(planned, config, started, done, loops)
         progress.update(task, description="done")
     return results
 

@@ -2,13 +2,16 @@
 
 On a GPU runner: other processes on the GPU, temperature near the slowdown threshold, a power
 limit below the board's default, and active throttle reasons. On any machine: other processes
-keeping the CPU busy. Readings (NVML, psutil) are taken by small functions; `evaluate` is pure.
-A failed check marks the run untrusted: it is kept, but never used as a baseline or alerted on.
+using more of the CPU than `Thresholds.cpu_busy_limit` (a percentage of one core, averaged
+over the check). Readings (NVML, psutil) are taken by small functions; turning readings into
+findings (`cpu_reading`, `evaluate`) is pure. A failed check marks the run untrusted: it is
+kept, but never used as a baseline or alerted on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
@@ -39,16 +42,31 @@ class GpuReading:
 
 
 @dataclass(frozen=True)
+class CpuTimes:
+    """A snapshot of CPU time counters, in seconds."""
+
+    at_s: float  # a monotonic wall clock
+    machine_busy_s: float  # busy time of every core of the machine, summed
+    own_s: float  # time used by this process and its children
+
+
+@dataclass(frozen=True)
 class CpuReading:
     cores: int
-    busy_percent_others: float  # CPU used by other processes, percent of all cores
+    others_core_percent: float  # CPU used by other processes, percent of one core
+    interval_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class Thresholds:
     temperature_margin_c: float = 5.0  # fail within this many degrees of the slowdown point
     power_limit_fraction: float = 0.99  # fail when capped below this share of the default
-    cpu_busy_percent: float = 25.0  # warn when others use more than this share of the CPU
+    cpu_busy_limit: float = 10.0  # fail when others use more than this % of one core
+    cpu_check_s: float = 1.0  # how long the CPU is watched
+
+    def __post_init__(self) -> None:
+        if self.cpu_busy_limit < 0 or self.cpu_check_s <= 0:
+            raise ValueError("need cpu_busy_limit >= 0 and cpu_check_s > 0")
 
 
 @dataclass(frozen=True)
@@ -101,11 +119,23 @@ def evaluate_gpu(gpu: GpuReading, limits: Thresholds) -> list[Finding]:
     return findings
 
 
+def cpu_reading(before: CpuTimes, after: CpuTimes, cores: int) -> CpuReading:
+    """What other processes used between two snapshots, as a percentage of one core."""
+    wall = max(after.at_s - before.at_s, 1e-9)
+    others = (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
+    # The counters tick in jiffies: over a short interval they can overshoot the machine.
+    percent = min(100.0 * cores, max(0.0, 100.0 * others / wall))
+    return CpuReading(cores=cores, others_core_percent=percent, interval_s=wall)
+
+
 def evaluate_cpu(cpu: CpuReading, limits: Thresholds) -> list[Finding]:
-    busy = cpu.busy_percent_others > limits.cpu_busy_percent
-    return [Finding(
-        "cpu_load", "warn" if busy else "ok",
-        f"other processes use {cpu.busy_percent_others:.0f}% of {cpu.cores} cores")]
+    busy = cpu.others_core_percent > limits.cpu_busy_limit
+    message = (f"other processes used {cpu.others_core_percent:.0f}% of one core "
+               f"(limit {limits.cpu_busy_limit:g}%) over {cpu.interval_s:.1f} s, "
+               f"on {cpu.cores} cores")
+    if busy:
+        message += "; raise the limit with --cpu-busy-limit on a shared machine"
+    return [Finding("cpu_load", "fail" if busy else "ok", message)]
 
 
 def evaluate(gpus: Sequence[GpuReading], cpu: CpuReading | None,
@@ -120,16 +150,30 @@ def decode_throttle_reasons(mask: int) -> tuple[str, ...]:
     return tuple(name for bit, name in THROTTLE_REASONS.items() if mask & bit)
 
 
-def read_cpu(interval_s: float = 0.5) -> CpuReading:
-    """CPU used by processes other than this one and its children, sampled over an interval."""
+_IDLE_FIELDS = frozenset({"idle", "iowait", "guest", "guest_nice"})  # guest is inside user
+
+
+def take_cpu_times() -> CpuTimes:
+    machine = psutil.cpu_times()
+    busy = sum(getattr(machine, name) for name in machine._fields if name not in _IDLE_FIELDS)
     me = psutil.Process()
-    mine = [me, *me.children(recursive=True)]
-    before = sum(p.cpu_times().user + p.cpu_times().system for p in mine)
-    total = psutil.cpu_percent(interval=interval_s)
-    after = sum(p.cpu_times().user + p.cpu_times().system for p in mine)
-    cores = psutil.cpu_count() or 1
-    own_percent = 100.0 * (after - before) / (interval_s * cores)
-    return CpuReading(cores=cores, busy_percent_others=max(0.0, total - own_percent))
+    own = me.cpu_times()
+    own_s = own.user + own.system + own.children_user + own.children_system
+    for child in me.children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:  # ended meanwhile; its time is in children_* once reaped
+            continue
+        own_s += times.user + times.system
+    return CpuTimes(at_s=time.monotonic(), machine_busy_s=busy, own_s=own_s)
+
+
+def read_cpu(interval_s: float = 1.0, take: Callable[[], CpuTimes] = take_cpu_times,
+             sleep: Callable[[float], None] = time.sleep) -> CpuReading:
+    """CPU used by processes other than this one and its children over `interval_s`."""
+    before = take()
+    sleep(interval_s)
+    return cpu_reading(before, take(), psutil.cpu_count() or 1)
 
 
 def read_gpus(own_pids: Sequence[int] = ()) -> list[GpuReading]:  # pragma: no cover - needs GPU
@@ -178,4 +222,5 @@ def _read_gpu(pynvml, index: int, own: set[int]) -> GpuReading:  # pragma: no co
 
 
 def run_preflight(limits: Thresholds = Thresholds()) -> Preflight:
-    return evaluate(read_gpus(own_pids=[psutil.Process().pid]), read_cpu(), limits)
+    return evaluate(read_gpus(own_pids=[psutil.Process().pid]),
+                    read_cpu(limits.cpu_check_s), limits)

@@ -1,24 +1,26 @@
 """Timing a callable: warmup, block sizing, adaptive repeats, raw samples.
 
-A sample is the time of one block of `number` calls divided by `number`, in milliseconds.
+A sample is the time of one block of `loops` calls divided by `loops`, in milliseconds.
 Blocks are sized so that a block lasts at least `min_block_ms`, which keeps the timer's own
-overhead negligible for operations of a few microseconds. Repeats stop at the first of:
-the samples' relative IQR under `target_rel_iqr` (after `min_repeats`), `max_repeats`
-samples, or `max_time_s` spent (a hard budget once MIN_SAMPLES samples are in).
+overhead negligible for operations of a few microseconds; a count given by the caller (the
+one an earlier run calibrated) is used as it is, so every run times the same loop. Repeats
+stop at the first of: the samples' relative IQR under `target_rel_iqr`, `max_repeats`
+samples, or `max_time_s` spent; never before `min_repeats` samples (the repeat bounds win
+over the budget). With `nloops`, exactly that many samples of one call each are taken.
 """
 
 from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from torch_bench.results.stats import relative_iqr
 
-MIN_SAMPLES = 3
+SPREAD_MIN_SAMPLES = 3  # a spread from fewer samples says nothing
 
 
 class Clock(Protocol):
@@ -75,12 +77,23 @@ class TimingPolicy:
     target_rel_iqr: float = 0.02
     min_block_ms: float = 1.0  # longer blocks, steadier samples (fast ops only)
     max_number: int = 100_000
+    nloops: int | None = None  # exactly this many samples of one call each (fastrnns)
+    # Calls per sample by metric, reused instead of calibrating (from an earlier run).
+    loops: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.min_repeats < 1 or self.max_repeats < self.min_repeats:
             raise ValueError("need 1 <= min_repeats <= max_repeats")
         if self.warmup < 0 or self.max_time_s <= 0:
             raise ValueError("warmup must be >= 0 and max_time_s > 0")
+        if self.nloops is not None and self.nloops < 1:
+            raise ValueError("nloops must be >= 1")
+
+    def loops_for(self, metric: str | None) -> int | None:
+        """The calls per sample to reuse for `metric`, or None to calibrate."""
+        if self.nloops is not None:
+            return 1
+        return self.loops.get(metric) if metric is not None else None
 
 
 @dataclass(frozen=True)
@@ -88,12 +101,12 @@ class Timing:
     samples_ms: tuple[float, ...]
     number: int  # calls per sample
     warmup: int
-    stop_reason: str  # "spread", "repeats" or "time"
+    stop_reason: str  # "spread", "repeats", "time" or "nloops"
     threads: int
 
     def extra(self) -> dict:
         return {
-            "calls_per_sample": self.number,
+            "loops": self.number,
             "warmup": self.warmup,
             "stop_reason": self.stop_reason,
             "threads": self.threads,
@@ -138,9 +151,11 @@ def measure(
     policy: TimingPolicy = TimingPolicy(),
     clock: Clock | None = None,
     setup: Callable[[], object] | None = None,
+    metric: str | None = None,
 ) -> Timing:
     """Time `fn`. With `setup`, it runs untimed before each call and every block is one call
-    (for example, a forward pass before the timed backward)."""
+    (for example, a forward pass before the timed backward). `metric` names what is timed,
+    so that a calls-per-sample count recorded for it in `policy.loops` is reused."""
     import torch
 
     clock = clock or CpuClock()
@@ -148,30 +163,12 @@ def measure(
         if setup is not None:
             setup()
         fn()
-    if setup is None:
-        number = _block_size(fn, policy, clock)
-    else:
+    if setup is not None:
         number = 1
-    samples: list[float] = []
-    stop_reason = "repeats"
-    deadline = time.perf_counter() + policy.max_time_s
-    next_check = policy.min_repeats
+    else:
+        number = policy.loops_for(metric) or _block_size(fn, policy, clock)
     with gc_paused():
-        while len(samples) < policy.max_repeats:
-            if setup is not None:
-                setup()
-            samples.append(_time_block(fn, number, clock) / number)
-            count = len(samples)
-            if count >= next_check:
-                # Checked at growing intervals: work between blocks disturbs the caches the
-                # next block runs in.
-                next_check = count + max(1, count // 10)
-                if relative_iqr(samples) <= policy.target_rel_iqr:
-                    stop_reason = "spread"
-                    break
-            if count >= min(policy.min_repeats, MIN_SAMPLES) and time.perf_counter() >= deadline:
-                stop_reason = "time"
-                break
+        samples, stop_reason = _sample(fn, number, policy, clock, setup)
     return Timing(
         samples_ms=tuple(samples),
         number=number,
@@ -179,3 +176,30 @@ def measure(
         stop_reason=stop_reason,
         threads=torch.get_num_threads(),
     )
+
+
+def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: Clock,
+            setup: Callable[[], object] | None) -> tuple[list[float], str]:
+    if policy.nloops is not None:
+        lowest, highest, deadline = policy.nloops, policy.nloops, float("inf")
+    else:
+        lowest, highest = policy.min_repeats, policy.max_repeats
+        deadline = time.perf_counter() + policy.max_time_s
+    samples: list[float] = []
+    next_check = lowest
+    while len(samples) < highest:
+        if setup is not None:
+            setup()
+        samples.append(_time_block(fn, number, clock) / number)
+        count = len(samples)
+        if count < lowest or policy.nloops is not None:
+            continue
+        if count >= max(next_check, SPREAD_MIN_SAMPLES):
+            # Checked at growing intervals: work between blocks disturbs the caches the
+            # next block runs in.
+            next_check = count + max(1, count // 10)
+            if relative_iqr(samples) <= policy.target_rel_iqr:
+                return samples, "spread"
+        if time.perf_counter() >= deadline:
+            return samples, "time"
+    return samples, "nloops" if policy.nloops is not None else "repeats"

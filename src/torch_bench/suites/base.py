@@ -85,6 +85,9 @@ class Suite:
     plan: Callable[[Mapping[str, Any], str], Sequence[CaseSpec]]
     run_case: Callable[[CaseSpec, CaseContext], Sequence[Result]]
     record_memory: bool = True  # add the case process's memory figures as results
+    # Spread each case's samples over the run's worker processes (`--processes`); off for
+    # suites whose case is one long measurement (compilation, training epochs).
+    spread_over_processes: bool = True
     # Suite-level results from all case results, computed in the parent after the cases run.
     summarize: Callable[[Sequence[Result]], Sequence[Result]] | None = None
     # Optional suite-specific report printed after the results table: the suite's results

@@ -316,6 +316,7 @@ SUITE = Suite(
     options=OPTIONS,
     plan=plan,
     run_case=run_case,
+    spread_over_processes=False,  # one long measurement per case
     summarize=summarize,
 )
 

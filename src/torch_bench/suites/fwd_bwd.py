@@ -44,7 +44,8 @@ def time_forward_backward(case: CaseSpec, ctx: CaseContext, forward: Callable[[]
 
     fwd_out, bwd_out = case.outputs
     clock = ctx.clock()
-    fwd = measure(profiled(f"{fwd_out.group}:{case.name}", forward), ctx.policy, clock)
+    fwd = measure(profiled(f"{fwd_out.group}:{case.name}", forward), ctx.policy, clock,
+                  metric=fwd_out.metric)
 
     pending: dict[str, Any] = {}
     grads_out = [torch.randn_like(t) for t in _as_tensors(forward())]
@@ -56,7 +57,7 @@ def time_forward_backward(case: CaseSpec, ctx: CaseContext, forward: Callable[[]
 
     backward = profiled(f"{bwd_out.group}:{case.name}",
                         lambda: torch.autograd.backward(pending["outputs"], grads_out))
-    bwd = measure(backward, ctx.policy, clock, setup=prepare_backward)
+    bwd = measure(backward, ctx.policy, clock, setup=prepare_backward, metric=bwd_out.metric)
     return [
         measured(case.suite, case.name, fwd_out.metric, fwd.samples_ms, params=case.params,
                  group=fwd_out.group, extra={**fwd.extra(), **(extra or {})}),

@@ -220,4 +220,5 @@ SUITE = Suite(
     options=OPTIONS,
     plan=plan,
     run_case=run_case,
+    spread_over_processes=False,  # one long measurement per case
 )

@@ -190,7 +190,7 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         return _all_failed(case, Status.MODEL_FAIL_TO_LOAD, str(exc))
     except Unsupported as exc:
         return _all_failed(case, Status.SKIPPED, str(exc))
-    timing = measure(step.run, ctx.policy, ctx.clock())
+    timing = measure(step.run, ctx.policy, ctx.clock(), metric="latency")
     extra = {**timing.extra(), **step.extra, "first_call_ms": round(first_ms, 3),
              "transformers": transformers.__version__}
     if case.options.get("trace_memory"):
