@@ -31,12 +31,14 @@ def test_every_kind_from_one_comparison():
     assert {name: v.kind for name, v in found.items()} == {
         "steady": Kind.UNCHANGED, "slower": Kind.REGRESSION, "faster": Kind.IMPROVEMENT,
         "gone": Kind.REMOVED, "fresh": Kind.NEW, "breaks": Kind.NEWLY_FAILING,
-        "heals": Kind.FIXED, "noisy": Kind.INCONCLUSIVE, "tput": Kind.REGRESSION,
+        "heals": Kind.FIXED, "noisy": Kind.INCONCLUSIVE, "tput": Kind.INCONCLUSIVE,
         "wrong": Kind.NEWLY_FAILING, "skip": Kind.INCONCLUSIVE,
     }
     assert found["breaks"].note == "took too long"
     assert (found["wrong"].base_status, found["wrong"].head_status) == ("pass", "fail_accuracy")
     assert found["slower"].assessment.history_runs == 20
+    # no throughput in the history: a 20% drop, but the run-to-run noise is unknown
+    assert found["tput"].note == "not enough history (0 runs; 5 needed)"
 
 
 def test_a_different_environment_is_not_comparable_and_names_the_versions():
@@ -126,3 +128,30 @@ def test_untrusted_history_runs_do_not_teach_the_noise():
     assert mixed.assessment.history_runs == 20
     assert mixed.assessment.noise == clean.assessment.noise
     assert mixed.kind is Kind.REGRESSION
+
+
+def with_extra(result, **extra):
+    from dataclasses import replace
+
+    return replace(result, extra={**result.extra, **extra})
+
+
+def test_a_change_of_calls_per_sample_is_an_environment_change():
+    base = make_run([with_extra(ok("slower", 10, seed=2), loops=4),
+                     with_extra(ok("steady", 10, seed=1), loops=6)])
+    head = make_run([with_extra(ok("slower", 12, seed=12), loops=8),
+                     with_extra(ok("steady", 10, seed=11), loops=6)], sha="b" * 40)
+    found = verdicts_by_name(compare_runs([base], [head], HISTORY))
+    assert found["slower"].kind is Kind.NOT_COMPARABLE
+    assert found["slower"].note == "calls per sample differ (base 4, head 8)"
+    assert found["steady"].kind is Kind.UNCHANGED
+
+
+def test_process_sizes_recorded_by_the_run_reach_the_within_run_test():
+    sizes = [15] * 4
+    base = make_run([with_extra(ok("slower", 10, seed=2), process_sizes=sizes)])
+    head = make_run([with_extra(ok("slower", 11.5, seed=12), process_sizes=sizes)],
+                    sha="b" * 40)
+    [verdict] = compare_runs([base], [head], HISTORY).verdicts
+    assert verdict.assessment.within_test == "too few processes"  # 4 against 4 processes
+    assert verdict.kind is Kind.REGRESSION  # 15% against 1% run-to-run noise

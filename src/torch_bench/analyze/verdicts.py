@@ -3,7 +3,8 @@
 Kinds: regression, improvement, unchanged, inconclusive (too noisy to say), new, removed,
 newly failing (a success status -- ok or pass -- became a failure such as error, oom,
 timeout or fail_accuracy), fixed (the reverse), and not comparable (the environments'
-fingerprints differ; `environment_difference` says which versions differ).
+fingerprints differ, `environment_difference` says which versions differ; or the calls per
+sample recorded in `extra["loops"]` differ, so each side timed a different loop).
 
 Several runs a side are pooled per benchmark; `rule.assess` decides between regression,
 improvement, unchanged and inconclusive.
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent
+from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent, suite_spread
 from torch_bench.analyze.rule import DEFAULT_POLICY, Assessment, Outcome, RulePolicy, assess
 from torch_bench.measure.environment import FINGERPRINT_FIELDS
 from torch_bench.metrics import Direction
@@ -229,12 +230,14 @@ def compare_runs(
     comparable = ignore_environment or not env_diff
     base_ids, head_ids = results_by_id(base), results_by_id(head)
     medians = history_medians(history)
+    pooled = suite_spread(medians)
     both_ok = [key for key in head_ids if key in base_ids
                and _any_ok(base_ids[key]) and _any_ok(head_ids[key])]
     z_threshold = policy.z_for(len(both_ok))
     verdicts = []
     for key in sorted(set(base_ids) | set(head_ids)):
-        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []))
+        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []),
+                                                                       pooled)
         verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
                                  learned, policy, z_threshold, comparable))
     if untrusted_sides:
@@ -256,7 +259,8 @@ def _status(results: Sequence[Result]) -> str | None:
 
 
 def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstimate,
-             policy: RulePolicy, z_threshold: float, comparable: bool) -> Verdict:
+             policy: RulePolicy, z_threshold: float, comparable: bool,
+             shift: float = 0.0) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -273,15 +277,44 @@ def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstim
         return make(Kind.FIXED)
     if not base_ok:
         return make(Kind.UNCHANGED, note="failing on both sides")
-    base_samples = [r.samples for r in base if r.ok and r.samples]
-    head_samples = [r.samples for r in head if r.ok and r.samples]
-    assessment = assess(base_samples, head_samples, noise,
+    base_used = [r for r in base if r.ok and r.samples]
+    head_used = [r for r in head if r.ok and r.samples]
+    assessment = assess([r.samples for r in base_used], [r.samples for r in head_used], noise,
                         lower_is_better=first.direction == Direction.LOWER.value,
                         policy=policy, min_effect=policy.effect_for(first.suite, first.metric),
-                        z_threshold=z_threshold)
+                        z_threshold=z_threshold, shift=shift,
+                        base_processes=[process_sizes(r) for r in base_used],
+                        head_processes=[process_sizes(r) for r in head_used])
     if not comparable:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note="environment differs")
-    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment)
+    loops = loops_difference(base_used, head_used)
+    if loops:
+        return make(Kind.NOT_COMPARABLE, assessment=assessment, note=loops)
+    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment,
+                note=assessment.reason)
+
+
+def process_sizes(result: Result) -> list[int] | None:
+    """How many consecutive samples came from each worker process (None: one process)."""
+    sizes = result.extra.get("process_sizes")
+    if isinstance(sizes, list) and sizes and all(isinstance(n, int) and n > 0 for n in sizes):
+        return sizes
+    return None
+
+
+def recorded_loops(results: Sequence[Result]) -> set[int]:
+    return {r.extra["loops"] for r in results
+            if isinstance(r.extra.get("loops"), int) and not isinstance(r.extra["loops"], bool)}
+
+
+def loops_difference(base: Sequence[Result], head: Sequence[Result]) -> str | None:
+    """Calls per sample differ between the sides: each side timed a different loop, an
+    environment change. None when they agree or a side did not record them."""
+    before, after = recorded_loops(base), recorded_loops(head)
+    if not before or not after or before == after:
+        return None
+    shown = [", ".join(str(n) for n in sorted(side)) for side in (before, after)]
+    return f"calls per sample differ (base {shown[0]}, head {shown[1]})"
 
 
 def _maker(key: str, result: Result, base_status: str | None, head_status: str | None):
@@ -316,8 +349,9 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
             updated.append(verdict)
             continue
         first = verdict.assessment
-        noise = NoiseEstimate(first.noise, first.history_runs) if first else NoiseEstimate(None, 0)
-        again = assess(base_samples, samples, noise,
+        noise = NoiseEstimate(first.noise, first.history_runs, side_by_side=first.side_by_side) \
+            if first else NoiseEstimate(None, 0)
+        again = assess(base_samples, samples, noise, shift=first.shift if first else 0.0,
                        lower_is_better=verdict.direction == Direction.LOWER.value,
                        policy=policy, min_effect=first.min_effect if first else None,
                        z_threshold=comparison.z_threshold)

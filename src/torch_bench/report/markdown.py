@@ -100,7 +100,20 @@ def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str
                     if comparison.baseline_note else "."))
     lines.append(f"Configuration: {markdown_text(context.config)}.")
     lines += trust_lines(comparison)
+    lines += history_lines(comparison)
     return lines + [""]
+
+
+def history_lines(comparison: Comparison) -> list[str]:
+    """Changes left inconclusive because the run-to-run noise is not known yet."""
+    short = [v for v in comparison.of_kind(Kind.INCONCLUSIVE)  # the note is the rule's own text
+             if v.assessment and re.fullmatch(r"not enough history \(\d+ runs; \d+ needed\)",
+                                              v.note or "")]
+    if not short:
+        return []
+    return ["", f"**Not enough history** for {len(short)} changed benchmark(s): "
+                f"{short[0].note}. Their run-to-run noise is unknown, so they are "
+                "inconclusive; measure base and head side by side (A/B mode) to judge them now."]
 
 
 def trust_lines(comparison: Comparison) -> list[str]:
@@ -242,7 +255,8 @@ def rest_section(comparison: Comparison, context: ReportContext) -> list[str]:
 
 
 def rule_footer(comparison: Comparison) -> str:
-    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 on the samples, z &gt; "
-            f"{comparison.z_threshold:g} against run-to-run noise of the base branch, and at "
-            "least the minimum effect (2%; 10% with fewer than 10 runs of history, "
-            "low confidence).</sub>")
+    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 within the runs, z beyond the "
+            f"Student-t equivalent of {comparison.z_threshold:g} against the run-to-run noise "
+            "of at least 5 base-branch runs (or of A/B rounds), relative to the run-level "
+            "shift, and at least the minimum effect (2%); low confidence with fewer than 10 "
+            "runs of history.</sub>")
