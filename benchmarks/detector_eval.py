@@ -11,7 +11,7 @@ busy-neighbour kind) around a run-level offset drawn from one of these models (r
 The series is history (H runs), then the base's R runs, then the head's R runs; H in
 0, 1, 2, 3, 5, 10, 20 (the shorter histories are the newest runs of the longest), R in 1, 3.
 The offsets are per benchmark: no run-level shift shared across a suite is removed here,
-the conservative case (`--shift` adds a suite table for the run-level shift).
+the conservative case (a shared offset would be taken out by the run-level shift).
 
 The rule is the tool's (torch_bench.analyze.rule, vectorised; tests/test_detector_eval.py
 checks that they agree): inconclusive below `min_history` runs, a Student-t threshold with
@@ -27,7 +27,7 @@ Then the earlier targets (normal offsets, 100 iterations, 20 runs of history, R 
 change points on 100-point series (see `series_table`).
 
 Run:  nice .venv/bin/python benchmarks/detector_eval.py [--reps 400] [--null-reps 3000]
-      [--series 300] [--shift]
+      [--series 300]
 """
 
 from __future__ import annotations
