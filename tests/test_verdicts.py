@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from support.runs import BASE_ENV, bad, history, make_run, ok, untrusted
+from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.report.actions import step_outputs, warning_annotations
 from torch_bench.report.markdown import ReportContext, format_report
@@ -31,12 +34,14 @@ def test_every_kind_from_one_comparison():
     assert {name: v.kind for name, v in found.items()} == {
         "steady": Kind.UNCHANGED, "slower": Kind.REGRESSION, "faster": Kind.IMPROVEMENT,
         "gone": Kind.REMOVED, "fresh": Kind.NEW, "breaks": Kind.NEWLY_FAILING,
-        "heals": Kind.FIXED, "noisy": Kind.INCONCLUSIVE, "tput": Kind.REGRESSION,
+        "heals": Kind.FIXED, "noisy": Kind.INCONCLUSIVE, "tput": Kind.INCONCLUSIVE,
         "wrong": Kind.NEWLY_FAILING, "skip": Kind.INCONCLUSIVE,
     }
     assert found["breaks"].note == "took too long"
     assert (found["wrong"].base_status, found["wrong"].head_status) == ("pass", "fail_accuracy")
     assert found["slower"].assessment.history_runs == 20
+    # no throughput in the history: a 20% drop, but the run-to-run noise is unknown
+    assert found["tput"].note == "not enough history (0 runs; 5 needed)"
 
 
 def test_a_different_environment_is_not_comparable_and_names_the_versions():
@@ -126,3 +131,88 @@ def test_untrusted_history_runs_do_not_teach_the_noise():
     assert mixed.assessment.history_runs == 20
     assert mixed.assessment.noise == clean.assessment.noise
     assert mixed.kind is Kind.REGRESSION
+
+
+def with_extra(result, **extra):
+    from dataclasses import replace
+
+    return replace(result, extra={**result.extra, **extra})
+
+
+def test_a_change_of_calls_per_sample_is_an_environment_change():
+    base = make_run([with_extra(ok("slower", 10, seed=2), loops=4),
+                     with_extra(ok("steady", 10, seed=1), loops=6)])
+    head = make_run([with_extra(ok("slower", 12, seed=12), loops=8),
+                     with_extra(ok("steady", 10, seed=11), loops=6)], sha="b" * 40)
+    found = verdicts_by_name(compare_runs([base], [head], HISTORY))
+    assert found["slower"].kind is Kind.NOT_COMPARABLE
+    assert found["slower"].note == "calls per sample differ (base 4, head 8)"
+    assert found["steady"].kind is Kind.UNCHANGED
+
+
+def test_process_sizes_recorded_by_the_run_reach_the_within_run_test():
+    sizes = [15] * 4
+    base = make_run([with_extra(ok("slower", 10, seed=2), process_sizes=sizes)])
+    head = make_run([with_extra(ok("slower", 11.5, seed=12), process_sizes=sizes)],
+                    sha="b" * 40)
+    [verdict] = compare_runs([base], [head], HISTORY).verdicts
+    assert verdict.assessment.within_test == "too few processes"  # 4 against 4 processes
+    assert verdict.kind is Kind.REGRESSION  # 15% against 1% run-to-run noise
+
+
+SUITE = {f"b{i}": 1.0 + i for i in range(8)}
+
+
+def shared_history(n, host_spread, seed=500):
+    """`n` base-branch runs of SUITE whose timings move together by `host_spread` (log sd)
+    from run to run, each also by 0.5% on its own."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for i in range(n):
+        host = float(np.exp(rng.normal(0, host_spread)))
+        results = [ok(name, m * host * float(np.exp(rng.normal(0, 0.005))), seed=seed + 10 * i + j)
+                   for j, (name, m) in enumerate(SUITE.items())]
+        runs.append(make_run(results, sha=f"{i:040x}", created_at=f"2025-12-{1 + i:02d}T00:00:00Z",
+                             run_id=f"shared-{i:03d}"))
+    return runs
+
+
+def suite_pair(factor, slower=None):
+    base = make_run([ok(n, m, seed=60 + j) for j, (n, m) in enumerate(SUITE.items())])
+    head = make_run([ok(n, m * factor * (1.2 if n == slower else 1.0), seed=80 + j)
+                     for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40)
+    return [base], [head]
+
+
+def test_a_slower_host_is_one_shift_not_a_wall_of_regressions():
+    base, head = suite_pair(1.08)
+    comparison = compare_runs(base, head, shared_history(12, host_spread=0.04))
+    assert {v.kind for v in comparison.verdicts} == {Kind.UNCHANGED}
+    shift = comparison.run_shift
+    assert shift.ratio == pytest.approx(1.08, rel=0.01) and shift.benchmarks == 8
+    assert shift.outcome is Outcome.UNSURE
+    assert not comparison.has_regression
+    report = format_report(comparison)
+    assert "Run-level shift: the whole run is 8.0% slower than its baseline" in report
+    assert "within the run-level shifts seen in history" in report
+
+
+def test_a_real_global_slowdown_is_reported_once():
+    base, head = suite_pair(1.10)
+    comparison = compare_runs(base, head, shared_history(12, host_spread=0.005))
+    assert {v.kind for v in comparison.verdicts} == {Kind.UNCHANGED}
+    assert comparison.run_shift.outcome is Outcome.WORSE and comparison.has_regression
+    assert comparison.to_dict()["run_shift"]["verdict"] == "worse"
+    report = format_report(comparison)
+    assert report.startswith("### torch-bench: whole run 10.0% slower\n")
+    assert report.count("10.0% slower") == 2  # the headline and its line, nothing per benchmark
+
+
+def test_one_benchmark_slower_on_a_slower_host_is_judged_relative_to_the_run():
+    base, head = suite_pair(1.05, slower="b3")
+    found = verdicts_by_name(compare_runs(base, head, shared_history(12, host_spread=0.04)))
+    assert found["b3"].kind is Kind.REGRESSION
+    assert found["b3"].assessment.relative_ratio == pytest.approx(1.2, rel=0.02)
+    assert {v.kind for name, v in found.items() if name != "b3"} == {Kind.UNCHANGED}

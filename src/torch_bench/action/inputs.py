@@ -132,6 +132,7 @@ INPUTS: tuple[Input, ...] = (
     Input("z-threshold", _positive_float, "3"),
     Input("fail-on-regression", _bool, "false"),
     Input("baseline", _baseline, "auto"),
+    Input("ab", _choice("auto", "always", "never"), "auto"),
     Input("keep-runs", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
 )

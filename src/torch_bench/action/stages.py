@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch_bench.action import ab_stage
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.baseline import NoBaseline
@@ -18,6 +19,7 @@ from torch_bench.fileio import write_text_atomic
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
+from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
 from torch_bench.store.publish import checkout_data, edit_data, publish_site
@@ -124,13 +126,26 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
     extra = ["--dashboard-link", ctx.dashboard_url()] if ctx.dashboard_url() else []
     if ctx.is_pr:  # the hand-off for a separate comment workflow, fork or not
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
+    report = ["--markdown", paths.report, "--json", paths.verdicts,
+              "--min-effect", inputs["min-effect"], "--z", inputs["z-threshold"],
+              "--config-name", config_name, *extra]
     try:
-        choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
-        cli("compare", *choice, head, "--history", history,
-            "--repo-dir", ctx.workspace, "--base-branch", ctx.compare_branch() or "main",
-            "--markdown", paths.report, "--json", paths.verdicts,
-            "--min-effect", inputs["min-effect"], "--z", inputs["z-threshold"],
-            "--config-name", config_name, *extra)
+        head_run = load_run(head)
+        side_by_side = ab_stage.wants_ab(inputs, ctx, head_run, history)
+        if side_by_side:
+            try:
+                compare_side_by_side(inputs, ctx, head_run, paths, report)
+            except ab_stage.NoMergeBase as exc:
+                if inputs["ab"] == "always":
+                    raise
+                print(f"::warning title=torch-bench::{exc}; comparing with the history",
+                      file=sys.stderr)
+                side_by_side = False
+        if not side_by_side:
+            choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
+            cli("compare", *choice, head, "--history", history,
+                "--repo-dir", ctx.workspace, "--base-branch", ctx.compare_branch() or "main",
+                *report)
     except NoBaseline as exc:
         note = ("No baseline yet: nothing in the history matches this run's branch and "
                 f"environment, so this run starts the history. ({exc})")
@@ -141,9 +156,26 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
             actions.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
         print(note, file=sys.stderr)
         return Outcome("no-baseline", 0, 0, paths.report)
-    counts = json.loads(paths.verdicts.read_text())["counts"]
-    return Outcome(overall_verdict(counts), counts.get("regression", 0),
-                   counts.get("improvement", 0), paths.report)
+    found = json.loads(paths.verdicts.read_text())
+    counts = found["counts"]
+    verdict = overall_verdict(counts)
+    if (found.get("run_shift") or {}).get("verdict") == "worse":  # the whole run, flagged once
+        verdict = "regression"
+    return Outcome(verdict, counts.get("regression", 0), counts.get("improvement", 0),
+                   paths.report)
+
+
+def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths: Paths,
+                         report: list) -> None:
+    """Measure the merge-base and the head interleaved (`torch-bench ab`) and report."""
+    branch = ctx.compare_branch() or "main"
+    commit = ab_stage.merge_base(ctx.workspace, head, branch)
+    print(f"A/B: measuring {commit[:10]} ({branch}) and the head interleaved over "
+          f"{ab_stage.ROUNDS} rounds", file=sys.stderr)
+    with ab_stage.base_worktree(ctx.workspace, commit, paths.root / "ab-base") as base:
+        cli("ab", "--base", base, "--head", ctx.workspace, "--rounds", ab_stage.ROUNDS,
+            "--out-dir", paths.root / "ab-rounds", *report, "--",
+            *ab_stage.run_arguments(inputs))
 
 
 def store(head: Path, target: Target, creds: Credentials | None) -> None:

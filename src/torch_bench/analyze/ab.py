@@ -98,5 +98,6 @@ def within_side_noise(base: Sequence[Run], head: Sequence[Run]) -> dict[str, Noi
             differences += [a - b for i, a in enumerate(logs) for b in logs[i + 1:]]
         if len(differences) >= 2:
             spread = float(MAD_TO_SD * np.median(np.abs(differences)) / np.sqrt(2))
-            noise[key] = NoiseEstimate(spread, runs)
+            # one mean per side is estimated, hence runs - 2 degrees of freedom
+            noise[key] = NoiseEstimate(spread, runs, df=runs - 2, side_by_side=True)
     return noise

@@ -3,10 +3,12 @@
 Kinds: regression, improvement, unchanged, inconclusive (too noisy to say), new, removed,
 newly failing (a success status -- ok or pass -- became a failure such as error, oom,
 timeout or fail_accuracy), fixed (the reverse), and not comparable (the environments'
-fingerprints differ; `environment_difference` says which versions differ).
+fingerprints differ, `environment_difference` says which versions differ; or the calls per
+sample recorded in `extra["loops"]` differ, so each side timed a different loop).
 
 Several runs a side are pooled per benchmark; `rule.assess` decides between regression,
-improvement, unchanged and inconclusive.
+improvement, unchanged and inconclusive. With enough timings in the suite, each timing is
+judged relative to the whole run's shift, and the shift gets its own verdict (`shift.py`).
 
 Runs whose pre-flight check failed (`Run.trusted` is False) are kept out: they never teach the
 noise, and on either side they are left out when the side has trusted runs. When every run of a
@@ -17,14 +19,30 @@ benchmarks become inconclusive with the note "pre-flight check failed" (the stat
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent
-from torch_bench.analyze.rule import DEFAULT_POLICY, Assessment, Outcome, RulePolicy, assess
+from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent, suite_spread
+from torch_bench.analyze.rule import (
+    DEFAULT_POLICY,
+    Assessment,
+    Outcome,
+    RulePolicy,
+    assess,
+    side_median,
+)
+from torch_bench.analyze.shift import (
+    SHIFTED_UNITS,
+    RunShift,
+    history_shifts,
+    judge_shift,
+    median_log_ratio,
+    residual_series,
+)
 from torch_bench.measure.environment import FINGERPRINT_FIELDS
 from torch_bench.metrics import Direction
 from torch_bench.results.schema import SUCCESS_STATUSES, Result, Run, Status
@@ -100,6 +118,9 @@ class Verdict:
             "noise": a.noise if a else None,
             "history_runs": a.history_runs if a else None,
             "min_effect": a.min_effect if a else None,
+            "threshold": a.threshold if a else None,
+            "run_shift": math.exp(a.shift) if a else None,
+            "within_test": a.within_test if a else None,
             "low_confidence": self.low_confidence,
             "confirmed": self.confirmed,
             "note": self.note,
@@ -124,6 +145,7 @@ class Comparison:
     extra: Mapping[str, Any] = field(default_factory=dict)
     untrusted_sides: tuple[str, ...] = ()  # "base"/"head": every run failed its pre-flight
     left_out: tuple[str, ...] = ()  # ids of untrusted runs set aside for trusted ones
+    run_shift: RunShift | None = None  # the whole run's shift, when the suite has enough timings
 
     def counts(self) -> dict[Kind, int]:
         found = Counter(v.kind for v in self.verdicts)
@@ -134,7 +156,9 @@ class Comparison:
 
     @property
     def has_regression(self) -> bool:
-        return any(v.kind in (Kind.REGRESSION, Kind.NEWLY_FAILING) for v in self.verdicts)
+        shifted = self.run_shift is not None and self.run_shift.outcome is Outcome.WORSE
+        return shifted or any(v.kind in (Kind.REGRESSION, Kind.NEWLY_FAILING)
+                              for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable verdicts (`torch-bench compare --json`)."""
@@ -142,6 +166,7 @@ class Comparison:
             "counts": {kind.value: count for kind, count in self.counts().items()},
             "z_threshold": self.z_threshold,
             "untrusted_sides": list(self.untrusted_sides),
+            "run_shift": self.run_shift.to_dict() if self.run_shift else None,
             "left_out_runs": list(self.left_out),
             "baseline": self.baseline_note,
             "base_runs": [run.run_id for run in self.base_runs],
@@ -228,20 +253,63 @@ def compare_runs(
     env_diff = environment_difference(base, head)
     comparable = ignore_environment or not env_diff
     base_ids, head_ids = results_by_id(base), results_by_id(head)
-    medians = history_medians(history)
     both_ok = [key for key in head_ids if key in base_ids
                and _any_ok(base_ids[key]) and _any_ok(head_ids[key])]
     z_threshold = policy.z_for(len(both_ok))
+    shift = _head_shift(base_ids, head_ids, both_ok) if comparable else None
+    medians = history_medians(history)
+    past = history_shifts([timing_medians(run) for run in history])
+    if shift is not None:  # judged relative to the shift: learn the noise the same way
+        medians.update(residual_series([timing_medians(run) for run in history], past))
+        if noise is not None:  # A/B: the rounds' own run-level shifts, per side
+            past = [*history_shifts([timing_medians(r) for r in base]),
+                    *history_shifts([timing_medians(r) for r in head])]
+    pooled = suite_spread(medians)
     verdicts = []
     for key in sorted(set(base_ids) | set(head_ids)):
-        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []))
+        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []),
+                                                                       pooled)
+        shifted = shift is not None and _is_timing(base_ids.get(key) or head_ids[key])
         verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
-                                 learned, policy, z_threshold, comparable))
+                                 learned, policy, z_threshold, comparable,
+                                 shift.shift if shifted else 0.0))
+    if shift is not None:
+        shift = judge_shift(shift.shift, shift.benchmarks, past, len(base), len(head), policy,
+                            z_threshold, side_by_side=noise is not None)
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
+        shift = replace(shift, outcome=Outcome.UNSURE, reason=UNTRUSTED_NOTE) \
+            if shift and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else shift
     return Comparison(tuple(verdicts), tuple(env_diff), tuple(base), tuple(head),
                       baseline_note, z_threshold, untrusted_sides=tuple(untrusted_sides),
-                      left_out=tuple(left_out))
+                      left_out=tuple(left_out), run_shift=shift)
+
+
+def _is_timing(results: Sequence[Result]) -> bool:
+    return bool(results) and results[0].unit in SHIFTED_UNITS
+
+
+def timing_medians(run: Run) -> dict[str, float]:
+    """The run's per-run median of each successful timing."""
+    return {r.benchmark_id: r.summary.median for r in run.results
+            if r.ok and r.summary is not None and r.unit in SHIFTED_UNITS}
+
+
+def _head_shift(base_ids: Mapping[str, list[Result]], head_ids: Mapping[str, list[Result]],
+                keys: Sequence[str]) -> RunShift | None:
+    """The head's run-level shift (not judged yet), None with too few timings."""
+    ratios = []
+    for key in keys:
+        if not _is_timing(base_ids[key]):
+            continue
+        before = side_median([r.samples for r in base_ids[key] if r.ok and r.samples])
+        after = side_median([r.samples for r in head_ids[key] if r.ok and r.samples])
+        if before > 0 and after > 0:
+            ratios.append(math.log(after / before))
+    shift = median_log_ratio(ratios)
+    if shift is None:
+        return None
+    return RunShift(shift, len(ratios), None, 0, None, None, Outcome.UNSURE)
 
 
 def _any_ok(results: Sequence[Result]) -> bool:
@@ -256,7 +324,8 @@ def _status(results: Sequence[Result]) -> str | None:
 
 
 def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstimate,
-             policy: RulePolicy, z_threshold: float, comparable: bool) -> Verdict:
+             policy: RulePolicy, z_threshold: float, comparable: bool,
+             shift: float = 0.0) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -273,15 +342,44 @@ def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstim
         return make(Kind.FIXED)
     if not base_ok:
         return make(Kind.UNCHANGED, note="failing on both sides")
-    base_samples = [r.samples for r in base if r.ok and r.samples]
-    head_samples = [r.samples for r in head if r.ok and r.samples]
-    assessment = assess(base_samples, head_samples, noise,
+    base_used = [r for r in base if r.ok and r.samples]
+    head_used = [r for r in head if r.ok and r.samples]
+    assessment = assess([r.samples for r in base_used], [r.samples for r in head_used], noise,
                         lower_is_better=first.direction == Direction.LOWER.value,
                         policy=policy, min_effect=policy.effect_for(first.suite, first.metric),
-                        z_threshold=z_threshold)
+                        z_threshold=z_threshold, shift=shift,
+                        base_processes=[process_sizes(r) for r in base_used],
+                        head_processes=[process_sizes(r) for r in head_used])
     if not comparable:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note="environment differs")
-    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment)
+    loops = loops_difference(base_used, head_used)
+    if loops:
+        return make(Kind.NOT_COMPARABLE, assessment=assessment, note=loops)
+    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment,
+                note=assessment.reason)
+
+
+def process_sizes(result: Result) -> list[int] | None:
+    """How many consecutive samples came from each worker process (None: one process)."""
+    sizes = result.extra.get("process_sizes")
+    if isinstance(sizes, list) and sizes and all(isinstance(n, int) and n > 0 for n in sizes):
+        return sizes
+    return None
+
+
+def recorded_loops(results: Sequence[Result]) -> set[int]:
+    return {r.extra["loops"] for r in results
+            if isinstance(r.extra.get("loops"), int) and not isinstance(r.extra["loops"], bool)}
+
+
+def loops_difference(base: Sequence[Result], head: Sequence[Result]) -> str | None:
+    """Calls per sample differ between the sides: each side timed a different loop, an
+    environment change. None when they agree or a side did not record them."""
+    before, after = recorded_loops(base), recorded_loops(head)
+    if not before or not after or before == after:
+        return None
+    shown = [", ".join(str(n) for n in sorted(side)) for side in (before, after)]
+    return f"calls per sample differ (base {shown[0]}, head {shown[1]})"
 
 
 def _maker(key: str, result: Result, base_status: str | None, head_status: str | None):
@@ -316,8 +414,9 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
             updated.append(verdict)
             continue
         first = verdict.assessment
-        noise = NoiseEstimate(first.noise, first.history_runs) if first else NoiseEstimate(None, 0)
-        again = assess(base_samples, samples, noise,
+        noise = NoiseEstimate(first.noise, first.history_runs, side_by_side=first.side_by_side) \
+            if first else NoiseEstimate(None, 0)
+        again = assess(base_samples, samples, noise, shift=first.shift if first else 0.0,
                        lower_is_better=verdict.direction == Direction.LOWER.value,
                        policy=policy, min_effect=first.min_effect if first else None,
                        z_threshold=comparison.z_threshold)

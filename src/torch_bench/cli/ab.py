@@ -13,11 +13,11 @@ from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.cli.compare import (
     add_report_arguments,
     add_rule_arguments,
+    at_least,
     emit,
     flagged_filter,
     policy_from,
 )
-from torch_bench.errors import UserError
 
 
 def register(subparsers) -> None:
@@ -62,10 +62,11 @@ def ab_note(base: list, source: str) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.rounds < 1:
-        raise UserError(f"--rounds: {args.rounds} must be at least 1")
-    run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
+    at_least("--rounds", args.rounds, 1)
+    if args.confirm_rounds is not None:
+        at_least("--confirm-rounds", args.confirm_rounds, 0)
     policy = policy_from(args)
+    run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     base_dir, head_dir = Path(args.base).resolve(), Path(args.head).resolve()
     with tempfile.TemporaryDirectory(prefix="torch-bench-ab-") as scratch:
         out_dir = Path(args.out_dir or scratch).resolve()

@@ -5,6 +5,7 @@ and an exit status."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import subprocess
@@ -117,8 +118,19 @@ def policy_from(args: argparse.Namespace) -> RulePolicy:
             (f"--min-effect-for {k}", v) for k, v in overrides.items())):
         if not 0 <= value < 10:
             raise UserError(f"{name}: {value} is not a fraction such as 0.02")
+    for name, value in (("--z", args.z), ("--large-suite-z", args.large_suite_z)):
+        if not 0 < value < math.inf:
+            raise UserError(f"{name}: {value} is not a number > 0")
+    at_least("--large-suite-size", args.large_suite_size, 0)
+    if args.pr is not None:
+        at_least("--pr", args.pr, 1)
     return RulePolicy(z=args.z, min_effect=args.min_effect, min_effect_for=overrides,
                       large_suite_size=args.large_suite_size, large_suite_z=args.large_suite_z)
+
+
+def at_least(name: str, value: int, lowest: int) -> None:
+    if value < lowest:
+        raise UserError(f"{name}: {value} must be at least {lowest}")
 
 
 def load_runs(path: str, what: str) -> list[Run]:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.summaries import compile_changes
 from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
 from torch_bench.metrics import format_value
@@ -69,6 +70,9 @@ def headline(comparison: Comparison) -> str:
     counts = comparison.counts()
     shown = [f"{counts[kind]} {one if counts[kind] == 1 else many}"
              for kind, one, many in HEADLINE if counts[kind]]
+    shift = comparison.run_shift
+    if shift is not None and shift.outcome in (Outcome.WORSE, Outcome.BETTER):
+        shown.insert(0, f"whole run {shift_text(shift.ratio)}")
     return ", ".join(shown) if shown else "no significant change"
 
 
@@ -100,7 +104,42 @@ def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str
                     if comparison.baseline_note else "."))
     lines.append(f"Configuration: {markdown_text(context.config)}.")
     lines += trust_lines(comparison)
+    lines += shift_lines(comparison)
+    lines += history_lines(comparison)
     return lines + [""]
+
+
+def shift_text(ratio: float) -> str:
+    return f"{abs(ratio - 1) * 100:.1f}% {'slower' if ratio > 1 else 'faster'}"
+
+
+def shift_lines(comparison: Comparison) -> list[str]:
+    """The whole run's shift, once: flagged when beyond the history's run-level shifts."""
+    shift = comparison.run_shift
+    if shift is None:
+        return []
+    said = (f"the whole run is {shift_text(shift.ratio)} than its baseline (median over "
+            f"{shift.benchmarks} timings)")
+    if shift.outcome is Outcome.SAME:
+        return ["", f"Run-level shift: {said}, within the minimum effect."]
+    if shift.outcome is Outcome.UNSURE:
+        return ["", f"Run-level shift: {said}; {shift.reason}, so it is not flagged. Each "
+                    "timing is judged relative to it."]
+    kind = "regression" if shift.outcome is Outcome.WORSE else "improvement"
+    return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
+                f"{shift.history_runs} runs (z {shift.z:.1f}). Each timing is judged relative "
+                "to it."]
+
+def history_lines(comparison: Comparison) -> list[str]:
+    """Changes left inconclusive because the run-to-run noise is not known yet."""
+    short = [v for v in comparison.of_kind(Kind.INCONCLUSIVE)  # the note is the rule's own text
+             if v.assessment and re.fullmatch(r"not enough history \(\d+ runs; \d+ needed\)",
+                                              v.note or "")]
+    if not short:
+        return []
+    return ["", f"**Not enough history** for {len(short)} changed benchmark(s): "
+                f"{short[0].note}. Their run-to-run noise is unknown, so they are "
+                "inconclusive; measure base and head side by side (A/B mode) to judge them now."]
 
 
 def trust_lines(comparison: Comparison) -> list[str]:
@@ -242,7 +281,8 @@ def rest_section(comparison: Comparison, context: ReportContext) -> list[str]:
 
 
 def rule_footer(comparison: Comparison) -> str:
-    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 on the samples, z &gt; "
-            f"{comparison.z_threshold:g} against run-to-run noise of the base branch, and at "
-            "least the minimum effect (2%; 10% with fewer than 10 runs of history, "
-            "low confidence).</sub>")
+    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 within the runs, z beyond the "
+            f"Student-t equivalent of {comparison.z_threshold:g} against the run-to-run noise "
+            "of at least 5 base-branch runs (or of A/B rounds), relative to the run-level "
+            "shift, and at least the minimum effect (2%); low confidence with fewer than 10 "
+            "runs of history.</sub>")

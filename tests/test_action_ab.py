@@ -1,0 +1,122 @@
+"""The Action's `ab` input at the stage level: a real git repository whose PR slows a
+benchmark down, no history, and the merge-base measured side by side in a second worktree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from support.runs import history, make_run, ok
+from test_ab import SUITE_MODULE
+from torch_bench.action import ab_stage, stages
+from torch_bench.action.context import RunContext
+from torch_bench.action.inputs import read_inputs
+from torch_bench.results.document import save_run
+from torch_bench.store.layout import run_path
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def commit_suite(repo, factors, message):
+    package = repo / "abwork"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "suite.py").write_text(SUITE_MODULE.format(factors=factors))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def project(tmp_path):
+    """main with the suite as it was; feature makes `slow` 30% slower (checked out)."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_suite(repo, {"same": 1.0, "slow": 1.0}, "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    head = commit_suite(repo, {"same": 1.0, "slow": 1.3}, "slower")
+    return repo, head
+
+
+def pr_context(repo):
+    return RunContext(event="pull_request", repository="octo/bench", ref="refs/pull/7/merge",
+                      default_branch="main", pr_number=7, pr_base_branch="main",
+                      pr_head_sha=None, from_fork=False, server_url="https://example.com",
+                      workspace=str(repo))
+
+
+def inputs(ab):
+    return read_inputs({"TB_SUITES": "abwork.suite", "TB_DEVICE": "cpu", "TB_AB": ab,
+                        "TB_RUN_ARGS": "--no-preflight --max-time 0.3"})
+
+
+def head_run(tmp_path, sha):
+    path = tmp_path / "results.json"
+    save_run(make_run([ok("same", 1.0, suite="abwork"), ok("slow", 1.3, suite="abwork")],
+                      sha=sha, branch="feature", base_branch="main", pr=7), path)
+    return path
+
+
+@pytest.mark.slow
+def test_a_pr_without_history_is_measured_side_by_side_and_gets_its_verdict(project, tmp_path):
+    repo, head = project
+    empty = tmp_path / "history"
+    empty.mkdir()
+    paths = stages.Paths(tmp_path / "out")
+    outcome = stages.compare(inputs("auto"), pr_context(repo), head_run(tmp_path, head), empty,
+                             paths, "bench")
+    assert (outcome.verdict, outcome.regressions) == ("regression", 1)
+    verdicts = json.loads(paths.verdicts.read_text())
+    found = {v["name"]: v for v in verdicts["verdicts"]}
+    assert found["slow"]["verdict"] == "regression"
+    assert found["slow"]["ratio"] == pytest.approx(1.3, rel=0.03)
+    assert found["same"]["verdict"] == "unchanged"
+    assert "interleaved with the head over 3 rounds" in verdicts["baseline"]
+    assert len(verdicts["base_runs"]) == 3 and len(verdicts["head_runs"]) == 3
+    assert "### torch-bench: 1 regression" in paths.report.read_text()
+    # the merge-base was measured from its own checkout, which is gone again
+    assert not (paths.root / "ab-base").exists()
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_with_enough_history_auto_compares_with_the_history(project, tmp_path):
+    repo, head = project
+    data = tmp_path / "history"
+    for run in history(6, {"same": 1.0, "slow": 1.0}):
+        run = make_run([ok(r.name, r.summary.median, suite="abwork") for r in run.results],
+                       sha=run.git["sha"], created_at=run.created_at, run_id=run.run_id)
+        save_run(run, data / run_path(run))
+    paths = stages.Paths(tmp_path / "out")
+    outcome = stages.compare(inputs("auto"), pr_context(repo), head_run(tmp_path, head), data,
+                             paths, "bench")
+    verdicts = json.loads(paths.verdicts.read_text())
+    assert "interleaved" not in verdicts["baseline"]
+    assert verdicts["verdicts"][0]["history_runs"] == 6
+    assert outcome.verdict == "regression"
+
+
+def test_never_keeps_the_history_comparison_and_says_why_it_cannot_judge(project, tmp_path):
+    repo, head = project
+    data = tmp_path / "history"
+    one = make_run([ok("same", 1.0, suite="abwork"), ok("slow", 1.0, suite="abwork")],
+                   run_id="main-1")
+    save_run(one, data / run_path(one))
+    paths = stages.Paths(tmp_path / "out")
+    outcome = stages.compare(inputs("never"), pr_context(repo), head_run(tmp_path, head), data,
+                             paths, "bench")
+    slow = next(v for v in json.loads(paths.verdicts.read_text())["verdicts"]
+                if v["name"] == "slow")
+    assert (outcome.verdict, slow["note"]) == ("inconclusive",
+                                               "not enough history (1 runs; 5 needed)")
+
+
+def test_each_round_gets_its_share_of_the_measuring_budget():
+    assert ab_stage.round_budget([]) == ["--max-time", "1"]
+    assert ab_stage.round_budget(["--max-time", "0.6"], rounds=3) == ["--max-time", "0.2"]
+    assert ab_stage.round_budget(["--max-time=1.5"], rounds=3) == ["--max-time", "0.5"]
