@@ -19,17 +19,20 @@ def run_faults(cases, **isolation):
 
 
 def test_each_failure_gets_its_status_and_the_run_goes_on():
-    started = time.monotonic()
-    results = run_faults("raise,ok,abort,hang,exit,hog,ok", timeout_s=8, memory_limit_mb=1024)
-    assert time.monotonic() - started < 60
-    assert results["ok"].status == "ok" and results["ok"].summary.median == 2.0
+    # a generous timeout: on a busy machine loading torch alone can take over 10 s
+    results = run_faults("raise,ok,abort,exit,hog,ok", timeout_s=300, memory_limit_mb=1024)
+    assert results["ok"].status == "ok" and results["ok"].summary.median == pytest.approx(2.0)
     assert results["raise"].status == "error"
     assert "ValueError: this case fails on purpose" in results["raise"].error
     assert results["abort"].status == "crash" and "SIGABRT" in results["abort"].error
-    assert results["hang"].status == "timeout" and "8 s" in results["hang"].error
     assert results["exit"].status == "crash" and "status 3" in results["exit"].error
     assert results["hog"].status == "oom"
     assert "allocate" in results["hog"].error
+
+
+def test_a_hung_case_is_stopped_at_the_timeout():
+    results = run_faults("hang", timeout_s=1.5)
+    assert results["hang"].status == "timeout" and "1.5 s" in results["hang"].error
 
 
 def test_a_failed_case_keeps_its_group_and_params():

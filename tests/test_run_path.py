@@ -32,7 +32,8 @@ def hostile_env(tmp_path):
 def hostile_config(tmp_path, cases):
     """A configuration running `cases` of the hostile suite (a test suite has no flags)."""
     (tmp_path / "hostile.yaml").write_text(
-        f"suites: [support.hostile_suite]\noptions:\n  support.hostile_suite: {{cases: '{cases}'}}\n")
+        "suites: [support.hostile_suite]\n"
+        f"options:\n  support.hostile_suite: {{cases: '{cases}'}}\n")
     return ["--config", "hostile.yaml", "--no-preflight"]
 
 
@@ -128,3 +129,9 @@ def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, s
     assert not list(scratch.iterdir()) and not (tmp_path / "r.json").exists()
     gone, alive = psutil.wait_procs(case_tree, timeout=10)
     assert not alive
+
+
+def test_nonsense_isolation_values_in_the_configuration_are_refused(cli, tmp_path):
+    (tmp_path / "c.yaml").write_text("suites: [rnns]\nisolation: {timeout_s: .nan}\n")
+    assert_usage_error(cli("run", "--config", "c.yaml"),
+                       "c.yaml: isolation: timeout_s must be a positive number of seconds")
