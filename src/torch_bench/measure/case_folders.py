@@ -38,8 +38,10 @@ def make_case_folder(root: str | Path | None = None) -> Path:
 def is_running(pid: int, started: int) -> bool:
     try:
         return int(psutil.Process(pid).create_time()) == started
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
+    except psutil.NoSuchProcess:
         return False
+    except psutil.AccessDenied:  # someone else's live process: not ours to judge
+        return True
 
 
 def sweep_stale_case_folders(root: str | Path | None = None) -> list[Path]:
