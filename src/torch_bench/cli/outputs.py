@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
+from torch_bench.errors import UserError
 from torch_bench.fileio import write_text_atomic
 from torch_bench.formats import exporter
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import Run
 
 EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv"}
+EXIT_NOT_WRITTEN = 1
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
@@ -23,11 +29,73 @@ def add_output_arguments(parser: argparse.ArgumentParser, default_out: str) -> N
                            help=f"also write the {name.upper()} export here")
 
 
-def write_outputs(run: Run, args: argparse.Namespace, console: Console) -> None:
-    """Write the run document, then each export asked for; every file is written whole."""
+def output_path_problem(path: str | os.PathLike) -> str | None:
+    """Why a file cannot be written at `path` (it is a folder, or under a file, or in a folder
+    we may not write to), or None."""
+    target = Path(path)
+    if target.is_dir():
+        return "is a directory; give a file name"
+    parent = target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write in {parent}"
+    return None
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Fail before any work when an output flag names a place no file can be written."""
+    paths = {"--out": args.out, **{flag: getattr(args, f"export_{name}")
+                                   for name, flag in EXPORT_FLAGS.items()}}
+    for flag, path in paths.items():
+        problem = path and output_path_problem(path)
+        if problem:
+            raise UserError(f"{flag}: {path}: {problem}")
+
+
+def write_outputs(run: Run, args: argparse.Namespace, console: Console,
+                  fallback_dir: str | os.PathLike | None = None) -> int:
+    """Write the run document, then each export asked for; every file is written whole.
+    When the document cannot be written (a full disk), try a copy in `fallback_dir` (default:
+    the temporary folder) and say where it went. Returns the exit status: 0, or 1 when a
+    file could not be written."""
     exports = {name: getattr(args, f"export_{name}") for name in EXPORT_FLAGS}
     rendered = {name: exporter(name)(run) for name, path in exports.items() if path}
-    saved = save_run(run, args.out)
-    console.print(f"wrote {saved}")
+    try:
+        saved = save_run(run, args.out)
+    except OSError as exc:
+        _report_unsaved(run, args.out, exc, console, fallback_dir)
+        return EXIT_NOT_WRITTEN
+    console.print(f"wrote {escape(str(saved))}")
     for name, text in rendered.items():
-        console.print(f"wrote {write_text_atomic(exports[name], text)}")
+        try:
+            console.print(f"wrote {escape(str(write_text_atomic(exports[name], text)))}")
+        except OSError as exc:
+            _print_error(console, f"cannot write {exports[name]}: {_reason(exc)} "
+                                  f"(the run document {saved} is complete)")
+            return EXIT_NOT_WRITTEN
+    return 0
+
+
+def _report_unsaved(run: Run, path, exc: OSError, console: Console, fallback_dir) -> None:
+    folder = Path(fallback_dir or tempfile.gettempdir())
+    fallback = folder / f"torch-bench-run-{run.run_id}.json"
+    try:
+        save_run(run, fallback)
+    except OSError as again:
+        _print_error(console, f"cannot write {path}: {_reason(exc)}; a copy in {folder} failed "
+                              f"too ({_reason(again)}): the measured results are lost")
+        return
+    _print_error(console, f"cannot write {path}: {_reason(exc)}; the run document was saved "
+                          f"to {fallback} instead")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _print_error(console: Console, message: str) -> None:
+    console.print(f"torch-bench: error: {message}", markup=False, highlight=False,
+                  soft_wrap=True)

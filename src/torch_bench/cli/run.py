@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from torch_bench.cli.outputs import add_output_arguments, write_outputs
+from torch_bench.cli.outputs import add_output_arguments, check_output_paths, write_outputs
 from torch_bench.cli.preflight import add_cpu_busy_limit
+from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
 from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
+from torch_bench.measure.case_folders import sweep_stale_case_folders
 from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
+from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
 from torch_bench.suites import SUITE_MODULES, get_suite
@@ -67,7 +72,11 @@ def register(subparsers) -> None:
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
-                        help="address space a case may add before allocations fail (oom)")
+                        help="address space a case may add, beyond its start-up with torch "
+                             "loaded, before allocations fail (oom)")
+    parser.add_argument("--token-env", action="append", default=[], metavar="NAME",
+                        help="an environment variable holding a secret (repeatable): kept from "
+                             "case processes and masked in captured text, like GITHUB_TOKEN")
     parser.add_argument("--no-preflight", dest="preflight", action="store_false",
                         help="skip the pre-flight check of GPU and CPU state before measuring")
     add_cpu_busy_limit(parser)
@@ -105,6 +114,9 @@ def _suite_list(values: list[str] | None) -> list[str] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    check_numeric_flags(args, {dest: flag for dest, (flag, kind, _) in TIMING_FLAGS.items()
+                               if kind is float})
+    check_output_paths(args)
     yaml_data = load_yaml_config(args.config) if args.config else None
     config = build_run_config(
         yaml_data=yaml_data,
@@ -126,6 +138,7 @@ def handle(args: argparse.Namespace) -> int:
         cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
                      if k.startswith("suite_opt_") and v is not None},
     )
+    config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env)))
     _check_device(config.device)
     planned = plan_cases(config)
     console = Console(stderr=True)
@@ -135,23 +148,31 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not planned:
         console.print("[yellow]no case matches the selection; nothing to run[/]")
-    preflight = _preflight(console, config.preflight) if args.preflight else None
     env = run_environment(config)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
-    results = _execute_with_progress(planned, config, console, loops)
-    run = assemble_run(config, results, preflight, env)
+    sweep_stale_case_folders()
+    try:
+        with stop_on_signals():
+            preflight = _preflight(console, config.preflight) if args.preflight else None
+            results = _execute_with_progress(planned, config, console, loops)
+    except Stopped as stop:
+        console.print(f"torch-bench: stopped by {stop}; cases stopped, nothing written",
+                      markup=False)
+        return stop.exit_status
+    run = assemble_run(config, with_invalid_values_as_errors(results), preflight, env)
     Console().print(results_table(run.results))
     _print_suite_reports(config, run.results)
-    write_outputs(run, args, console)
-    failures = [r for r in results if not r.ok and r.status != "skipped"]
-    return 1 if args.strict and failures else 0
+    status = write_outputs(run, args, console)
+    failures = [r for r in run.results if not r.ok and r.status != "skipped"]
+    return status or (1 if args.strict and failures else 0)
 
 
 def _preflight(console: Console, limits: Thresholds) -> Preflight:
     report = run_preflight(limits)
     for finding in report.findings:
         if finding.severity != "ok":
-            console.print(f"[yellow]pre-flight {finding.severity}[/]: {finding.message}")
+            console.print(f"[yellow]pre-flight {finding.severity}[/]: "
+                          f"{escape(finding.message)}")
     if not report.trusted:
         console.print("[red]pre-flight failed: this run is recorded as untrusted (kept, but not "
                       "used as a baseline or alerted on)[/]")
@@ -184,13 +205,13 @@ def _execute_with_progress(planned, config, console: Console, loops=None):
         task = progress.add_task("cases", total=len(planned))
 
         def started(item):
-            progress.update(task, description=item.case.label)
+            progress.update(task, description=escape(item.case.label))
 
         def done(item, results):
             bad = [r.status for r in results if not r.ok]
             if bad:
-                progress.console.print(f"{item.case.label}: [red]{bad[0]}[/] "
-                                       f"{results[0].error or ''}")
+                progress.console.print(f"{escape(item.case.label)}: [red]{escape(bad[0])}[/] "
+                                       f"{escape(results[0].error or '')}")
             progress.advance(task)
 
         results = execute(planned, config, started, done, loops)

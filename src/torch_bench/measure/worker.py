@@ -65,6 +65,11 @@ def main(argv: list[str]) -> int:
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
     if request.get("memory_limit_mb"):
+        # The cap is for what the case adds: load torch and the suite first, so that a small
+        # cap fails the case's allocations (oom), not torch's own import.
+        import torch  # noqa: F401
+
+        get_suite(request.get("suite_ref") or request["case"]["suite"])
         memory.limit_address_space(request["memory_limit_mb"])
     results = run_request(request)
     write_json_atomic(output_path, [r.to_dict() for r in results])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.markup import escape
 from rich.table import Table
 
 from torch_bench.metrics import format_value
@@ -30,7 +31,7 @@ def _params_text(result: Result, common: dict) -> str:
 def results_table(results: Iterable[Result], title: str = "Results") -> Table:
     results = list(results)
     common = _common_params(results)
-    caption = " ".join(f"{k}={v}" for k, v in common.items())
+    caption = escape(" ".join(f"{k}={v}" for k, v in common.items()))
     table = Table(title=title, title_justify="left", caption=caption or None,
                   caption_justify="left")
     show_params = any(_params_text(r, common) for r in results)
@@ -39,16 +40,17 @@ def results_table(results: Iterable[Result], title: str = "Results") -> Table:
     for column, justify in columns:
         if column != "params" or show_params:
             table.add_column(column, justify=justify, overflow="fold")
-    for r in results:
+    for r in results:  # every name and message is the user's text: escaped, never markup
         label = f"{r.suite}/{r.name}" if not r.group else f"{r.group}/{r.name}"
         if r.ok:
             spread = f"{r.summary.relative_iqr:.1%}" if r.summary.median else "-"
             median, count = f"{format_value(r.summary.median, r.unit)} {r.unit}", str(r.summary.n)
-            status = r.status
+            status = escape(r.status)
         else:
             spread, median, count = "-", "N/A", "0"
-            status = f"[red]{r.status}[/]: {r.error or ''}" if r.status != "skipped" \
-                else f"[yellow]skipped[/]: {r.error or ''}"
-        cells = [label, _params_text(r, common), r.metric, median, spread, count, status]
+            colour = "yellow" if r.status == "skipped" else "red"
+            status = f"[{colour}]{escape(r.status)}[/]: {escape(r.error or '')}"
+        cells = [escape(label), escape(_params_text(r, common)), escape(r.metric), median, spread,
+                 count, status]
         table.add_row(*(cells if show_params else cells[:1] + cells[2:]))
     return table

@@ -1,0 +1,137 @@
+"""`torch-bench run` against hostile cases, bad flags, unwritable outputs and signals."""
+
+import argparse
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from rich.console import Console
+
+from conftest import TESTS_DIR
+from test_cli import assert_usage_error
+from torch_bench.cli import outputs
+from torch_bench.measure.case_folders import PREFIX, owner_tag
+from torch_bench.results.document import load_run
+from torch_bench.results.schema import measured, new_run
+
+
+@pytest.fixture
+def hostile_env(tmp_path):
+    """Case processes import tests/support; scratch folders go to a temporary folder of ours."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    path = os.pathsep.join(p for p in (str(TESTS_DIR), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "TMPDIR": str(scratch), "COLUMNS": "250"}
+
+
+def hostile_config(tmp_path, cases):
+    """A configuration running `cases` of the hostile suite (a test suite has no flags)."""
+    (tmp_path / "hostile.yaml").write_text(
+        "suites: [support.hostile_suite]\n"
+        f"options:\n  support.hostile_suite: {{cases: '{cases}'}}\n")
+    return ["--config", "hostile.yaml", "--no-preflight"]
+
+
+def gone_owner_folder(root):
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    started = psutil.Process(child.pid).create_time()
+    child.wait()
+    folder = root / f"{PREFIX}{owner_tag(child.pid, started)}-left"
+    folder.mkdir()
+    return folder
+
+
+def test_bad_values_and_markup_cost_only_their_own_results(cli, tmp_path, hostile_env):
+    stale = gone_owner_folder(tmp_path / "scratch")
+    done = cli("run", *hostile_config(tmp_path, "nan,markup,[/some/file],ok"), "--out", "r.json",
+               env=hostile_env)
+    assert done.returncode == 0, done.stderr
+    run = load_run(tmp_path / "r.json")
+    latency = {r.name: r for r in run.results if r.metric == "latency"}
+    assert latency["ok"].status == "ok" and latency["[/some/file]"].status == "ok"
+    assert latency["nan"].status == "error" and "not a finite number" in latency["nan"].error
+    assert latency["markup"].error == "ValueError: cannot open [/some/file] [/] [bold red]"
+    assert "hostile/[/some/file]" in done.stdout and "[/some/file] [/] [bold red]" in done.stdout
+    assert "hostile/markup: error ValueError: cannot open [/some/file] [/] [bold red]" \
+        in done.stderr
+    assert not stale.exists()
+    assert not list((tmp_path / "scratch").iterdir())
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--timeout", "-1"], "--timeout: expected a number > 0, got -1.0"),
+    (["--timeout", "0"], "--timeout: expected a number > 0"),
+    (["--timeout", "nan"], "--timeout: expected a finite number, got nan"),
+    (["--memory-limit-mb", "-5"], "--memory-limit-mb: expected a number > 0"),
+    (["--max-time", "nan"], "--max-time: expected a finite number"),
+    (["--target-spread", "inf"], "--target-spread: expected a finite number"),
+    (["--warmup", "-2"], "--warmup: expected a number >= 0"),
+    (["--out", "."], "--out: .: is a directory"),
+    (["--csv", "r.json/x.csv", "--out", "r.json"], "r.json is not a directory"),
+])
+def test_nonsense_flags_are_refused_before_any_case_runs(cli, tmp_path, flags, message):
+    (tmp_path / "r.json").write_text("{}")
+    assert_usage_error(cli("run", "--suite", "rnns", *flags), message)
+    assert (tmp_path / "r.json").read_text() == "{}"
+
+
+def test_a_full_disk_says_where_the_run_document_went(tmp_path, monkeypatch):
+    real_save = outputs.save_run
+
+    def full_disk(run, path):
+        if str(path) == "r.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(run, path)
+
+    monkeypatch.setattr(outputs, "save_run", full_disk)
+    run = new_run([measured("s", "case", "latency", [1.0, 2.0])])
+    args = argparse.Namespace(out="r.json", export_oss=None, export_aipep=None, export_csv=None)
+    console = Console(record=True, width=300)
+    status = outputs.write_outputs(run, args, console, fallback_dir=tmp_path)
+    fallback = tmp_path / f"torch-bench-run-{run.run_id}.json"
+    assert status == 1
+    assert console.export_text().strip() == (
+        f"torch-bench: error: cannot write r.json: No space left on device; "
+        f"the run document was saved to {fallback} instead")
+    assert load_run(fallback).results[0].samples == (1.0, 2.0)
+
+
+def wait_for(condition, what, limit_s=300):
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, signum, status):
+    scratch = tmp_path / "scratch"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "torch_bench", "run", *hostile_config(tmp_path, "escape~hang"),
+         "--out", "r.json"],
+        cwd=tmp_path, env={**os.environ, **hostile_env}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(psutil.Process(run.pid).children(recursive=True)) >= 2,
+                 "the case and the process it starts")
+        case_tree = psutil.Process(run.pid).children(recursive=True)
+        run.send_signal(signum)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == status, stderr
+    assert "Traceback" not in stderr
+    assert not list(scratch.iterdir()) and not (tmp_path / "r.json").exists()
+    gone, alive = psutil.wait_procs(case_tree, timeout=10)
+    assert not alive
+
+
+def test_nonsense_isolation_values_in_the_configuration_are_refused(cli, tmp_path):
+    (tmp_path / "c.yaml").write_text("suites: [rnns]\nisolation: {timeout_s: .nan}\n")
+    assert_usage_error(cli("run", "--config", "c.yaml"),
+                       "c.yaml: isolation: timeout_s must be a positive number of seconds")
