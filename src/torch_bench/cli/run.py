@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from torch_bench.cli.outputs import add_output_arguments, write_outputs
+from torch_bench.cli.outputs import add_output_arguments, exports_to_stdout, write_outputs
 from torch_bench.config import build_run_config, load_yaml_config
 from torch_bench.measure.preflight import Preflight, run_preflight
 from torch_bench.report.console import results_table
@@ -121,8 +121,10 @@ def handle(args: argparse.Namespace) -> int:
     preflight = _preflight(console) if args.preflight else None
     results = _execute_with_progress(planned, config, console)
     run = assemble_run(config, results, preflight)
-    Console().print(results_table(run.results))
-    _print_suite_reports(config, run.results)
+    # An export on standard output (`--oss -`) keeps stdout for itself, as fastrnns does.
+    report_console = Console(stderr=exports_to_stdout(args))
+    report_console.print(results_table(run.results))
+    _print_suite_reports(config, run.results, report_console)
     write_outputs(run, args, console)
     failures = [r for r in results if not r.ok and r.status != "skipped"]
     return 1 if args.strict and failures else 0
@@ -170,10 +172,10 @@ def _execute_with_progress(planned, config, console: Console):
     return results
 
 
-def _print_suite_reports(config, results) -> None:
+def _print_suite_reports(config, results, console: Console) -> None:
     """Each suite's own report (for example per-metric grid tables), as plain text."""
     for ref in config.suites:
         suite = get_suite(ref)
         own = [r for r in results if r.suite == suite.name]
         if suite.render is not None and own:
-            print("\n".join(suite.render(own)))
+            console.out("\n".join(suite.render(own)), highlight=False)
