@@ -49,10 +49,12 @@ class RunConfig:
     threads: int | None = None
 
     def selects(self, case: CaseSpec) -> bool:
+        """--filter / --exclude match case-insensitively (as dynamo's runner does);
+        --exclude-exact matches exactly."""
         label = f"{case.suite}/{case.name}"
-        if self.filter is not None and re.search(self.filter, label) is None:
+        if self.filter is not None and re.search(self.filter, label, re.IGNORECASE) is None:
             return False
-        if any(re.search(pattern, label) for pattern in self.exclude):
+        if any(re.search(pattern, label, re.IGNORECASE) for pattern in self.exclude):
             return False
         return case.name not in self.exclude_exact and label not in self.exclude_exact
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from torch_bench.cli.outputs import add_output_arguments, exports_to_stdout, write_outputs
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.errors import UserError
 from torch_bench.measure.preflight import Preflight, run_preflight
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases
@@ -111,13 +113,16 @@ def handle(args: argparse.Namespace) -> int:
     )
     _check_device(config.device)
     planned = plan_cases(config)
+    if not planned and not plan_cases(replace(config, total_partitions=1, partition_id=0)):
+        raise UserError("--filter/--exclude: no case matches the selection (see the cases "
+                        "with --dry-run and no filter)")
     console = Console(stderr=True)
     if args.dry_run:
         for item in planned:
             print(item.case.label)
         return 0
     if not planned:
-        console.print("[yellow]no case matches the selection; nothing to run[/]")
+        console.print("[yellow]this partition has no case; nothing to run[/]")
     preflight = _preflight(console) if args.preflight else None
     results = _execute_with_progress(planned, config, console)
     run = assemble_run(config, results, preflight)
@@ -144,8 +149,6 @@ def _preflight(console: Console) -> Preflight:
 def _check_device(device: str) -> None:
     if device.startswith("cuda"):
         import torch
-
-        from torch_bench.errors import UserError
 
         if not torch.cuda.is_available():
             raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")

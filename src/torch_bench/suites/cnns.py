@@ -21,6 +21,7 @@ from torch_bench.suites.base import (
     parse_choices,
     parse_positive_int,
 )
+from torch_bench.suites.compile import parse_backend
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
 
 SUITE_NAME = "cnns"
@@ -40,7 +41,8 @@ OPTIONS = (
            f"ResNet variants to run: {', '.join(VARIANTS)}"),
     Option("mini_batch", parse_positive_int, 64, "batch size"),
     Option("image_size", parse_positive_int, 224, "image height and width"),
-    Option("compile_backend", str, "inductor", "torch.compile backend of the _compiled variants"),
+    Option("compile_backend", parse_backend, "inductor",
+           "torch.compile backend of the _compiled variants"),
 )
 
 

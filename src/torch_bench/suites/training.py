@@ -27,11 +27,11 @@ from typing import Any
 from torch_bench.results.schema import Result, Status, failed, measured
 from torch_bench.suites.base import CaseContext, CaseSpec, Option, Output, Suite, parse_positive_int
 from torch_bench.suites.compile import COMPILE_MODES, one_of, parse_backend, parse_bool
+from torch_bench.zoo.choices import optimizer_classes, parse_optimizer
 from torch_bench.zoo.textdata import parse_dataset
 
 SUITE_NAME = "training"
 CASE_NAME = "text_classification"
-OPTIMIZERS = ("adam", "adamw", "sgd")
 SEED = 0
 
 
@@ -48,7 +48,9 @@ def parse_positive_float(text: str) -> float:
 OPTIONS = (
     Option("backend", parse_backend, "inductor", "torch.compile backend of the compiled run"),
     Option("compile_mode", one_of(COMPILE_MODES), "default", "torch.compile mode"),
-    Option("optimizer", one_of(OPTIMIZERS), "adam", "optimizer (capturable where supported)"),
+    Option("optimizer", parse_optimizer, "adam",
+           "any torch.optim optimizer by class name: adam, adamw, sgd, rmsprop, ... "
+           "(capturable where supported)"),
     Option("lr", parse_positive_float, 1e-3, "learning rate"),
     Option("epochs", parse_positive_int, 3, "training epochs"),
     Option("samples", parse_positive_int, 512, "training samples"),
@@ -83,9 +85,7 @@ def make_optimizer(name: str, parameters, lr: float, device: str):
     (CUDA); returns it and whether capturable was set."""
     import inspect
 
-    import torch
-
-    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[name]
+    cls = optimizer_classes()[name]
     capturable = device.startswith("cuda") and \
         "capturable" in inspect.signature(cls.__init__).parameters
     kwargs = {"capturable": True} if capturable else {}

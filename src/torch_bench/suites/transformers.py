@@ -18,6 +18,7 @@ from typing import Any
 
 from torch_bench.errors import UserError
 from torch_bench.measure.timer import measure
+from torch_bench.models.dtypes import dtype_list_parser
 from torch_bench.results.schema import Result, Status, failed, measured
 from torch_bench.suites.base import (
     CaseContext,
@@ -80,7 +81,11 @@ def _parse_compile(text: str) -> str:
     backend = str(text).strip()
     if not backend:
         raise ValueError("expected a torch.compile backend name or 'none'")
-    return "none" if backend.lower() in FALSE_WORDS + ("none",) else backend
+    if backend.lower() in FALSE_WORDS + ("none",):
+        return "none"
+    from torch_bench.zoo.choices import check_backend
+
+    return check_backend(backend)
 
 
 OPTIONS = (
@@ -90,8 +95,9 @@ OPTIONS = (
     Option("batch_sizes", parse_int_list, (8,), "batch sizes of the grid"),
     Option("seq_lengths", parse_int_list, (8, 32, 128), "sequence lengths of the grid"),
     Option("mode", _choices(MODES), MODES, "inference (no grad) and/or train (loss, backward)"),
-    Option("dtype", _choices(DTYPE_NAMES), ("fp32",),
-           "fp32, fp16, bf16 (a list runs each); unsupported ones report skipped"),
+    Option("dtype", dtype_list_parser(("float32", "float16", "bfloat16"), short=True),
+           ("fp32",), "fp32, fp16 (float16, half), bf16 (bfloat16); a list runs each; "
+                      "unsupported ones report skipped"),
     Option("torchscript", parse_bool, False, "trace inference with TorchScript"),
     Option("compile", _parse_compile, "none",
            "torch.compile backend for the measured model (inductor, eager, ...) or none"),
