@@ -59,12 +59,11 @@ def test_torchscript_trace_and_compile_for_inference():
     assert compiled[0].status == "ok" and compiled[0].params["compile"] == "eager"
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-def test_half_precision_runs_or_is_skipped_with_the_reason(dtype):
-    results = run_one(models=("tiny-bert",), mode=("train",), dtype=(dtype,))
-    assert results[0].params["dtype"] == dtype
+def test_bf16_runs_or_is_skipped_with_the_reason():
+    results = run_one(models=("tiny-bert",), mode=("train",), dtype=("bf16",))
+    assert results[0].params["dtype"] == "bf16"
     assert results[0].status == "ok" or (
-        results[0].status == "skipped" and f"{dtype} is not supported on cpu" in results[0].error)
+        results[0].status == "skipped" and "bf16 is not supported on cpu" in results[0].error)
 
 
 def test_an_unsupported_half_precision_operation_becomes_skipped():
@@ -102,7 +101,7 @@ def test_memory_trace_is_kept_and_rendered_with_the_grid_tables():
 
 @pytest.mark.parametrize("name,text,message", [
     ("mode", "inference,serve", "unknown value(s) serve"),
-    ("dtype", "fp8", "unknown value(s) fp8"),
+    ("dtype", "fp8", "unknown dtype 'fp8'"),
     ("head", "both", "expected one of lm, base"),
     ("torchscript", "maybe", "expected one of"),
     ("models", "./missing/config.json", "no such configuration file"),

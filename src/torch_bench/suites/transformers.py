@@ -111,6 +111,11 @@ OPTIONS = (
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     if options["torchscript"] and options["compile"] != "none":
         raise UserError("--torchscript and --compile: choose one of them")
+    if "fp16" in options["dtype"] and not device.startswith("cuda"):
+        # The Hugging Face benchmark refuses this too ("Mixed precision is possible only
+        # for GPU"): CPU kernels for float16 are slow or missing, so the figures mislead.
+        raise UserError(f"--dtype fp16: half precision is measured on a GPU only (device "
+                        f"{device}); on CPU use bf16 or fp32")
     settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"]}
     return [
         CaseSpec(
