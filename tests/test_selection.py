@@ -142,3 +142,23 @@ def test_freezing_skips_the_models_listed_for_it_in_inference_only(tmp_path):
     assert cases[("lstm", "inference")].params["freezing"] is True
     assert "freezing" not in cases[("mlp", "training")].params
     assert cases[("mlp", "training")].options["skip"] is None
+
+
+@pytest.mark.parametrize("suite, recorded", [
+    ("rnns", "mini_batch"), ("cnns", "mini_batch"), ("transformers", "batch_size"),
+    ("compile", "batch_size"), ("training", "batch_size")])
+def test_one_batch_size_list_for_every_suite(suite, recorded):
+    config = build_run_config(suites=[suite], cli_options={"batch_size": "2,4"})
+    assert sorted({p.case.params[recorded] for p in plan_cases(config)}) == [2, 4]
+
+
+def test_older_batch_size_names_still_work_as_flags_and_yaml_keys():
+    yaml = {"options": {"rnns": {"mini_batch": 3}, "transformers": {"batch_sizes": [1, 2]}}}
+    config = build_run_config(yaml_data=yaml, suites=["rnns", "transformers"])
+    assert config.options["rnns"]["batch_size"] == (3,)
+    assert config.options["transformers"]["batch_size"] == (1, 2)
+    from torch_bench.cli import build_parser
+
+    for flag in ("--batch-size", "--mini-batch", "--batch-sizes"):
+        args = build_parser().parse_args(["run", "--suite", "rnns", flag, "5"])
+        assert args.suite_opt_batch_size == "5"

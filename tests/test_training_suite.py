@@ -13,7 +13,7 @@ CTX = CaseContext("cpu", TimingPolicy())
 def plan(**options):
     defaults = {o.name: o.default for o in SUITE.options}
     (case,) = SUITE.plan(defaults | {"backend": "aot_eager", "epochs": 2, "samples": 64,
-                                     "batch_size": 16} | options, "cpu")
+                                     "batch_size": (16,)} | options, "cpu")
     return case
 
 

@@ -131,6 +131,8 @@ def _policy(cls, values: Mapping[str, Any], where: str):
 def _suite_options(ref: str, given: Mapping[str, Any], where: str) -> dict[str, Any]:
     suite = get_suite(ref)
     declared = {option.name: option for option in suite.options}
+    renamed = {alias: o.name for o in suite.options for alias in o.aliases}
+    given = {renamed.get(k, k): v for k, v in given.items()}
     unknown = [k for k in given if k not in declared]
     if unknown:
         raise UserError(f"{where}.{unknown[0]}: suite {ref!r} has no such option; "
@@ -145,6 +147,11 @@ def _suite_options(ref: str, given: Mapping[str, Any], where: str) -> dict[str, 
         except ValueError as exc:
             raise UserError(f"{where}.{name}: {exc}") from None
     return values
+
+
+def _option_names(ref: str) -> set[str]:
+    """The option names a suite accepts, older aliases included."""
+    return {name for o in get_suite(ref).options for name in (o.name, *o.aliases)}
 
 
 def build_run_config(
@@ -194,11 +201,10 @@ def build_run_config(
         from_yaml = yaml_options.get(ref) or {}
         if not isinstance(from_yaml, dict):
             raise UserError(f"{yaml_source}: options.{ref}: expected a mapping")
-        declared = {o.name for o in get_suite(ref).options}
+        declared = _option_names(ref)
         merged = {**from_yaml, **{k: v for k, v in cli_options.items() if k in declared}}
         options[ref] = _suite_options(ref, merged, f"{yaml_source}: options.{ref}")
-    stray = [k for k in cli_options
-             if not any(k in {o.name for o in get_suite(r).options} for r in suite_refs)]
+    stray = [k for k in cli_options if not any(k in _option_names(r) for r in suite_refs)]
     if stray:
         flag = "--" + stray[0].replace("_", "-")
         raise UserError(f"{flag}: no selected suite takes this option")

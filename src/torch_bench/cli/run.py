@@ -72,13 +72,17 @@ def register(subparsers) -> None:
 def _add_suite_options(parser: argparse.ArgumentParser) -> None:
     seen: dict[str, list[str]] = {}
     helps: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
     for name in sorted(SUITE_MODULES):
         for option in get_suite(name).options:
             seen.setdefault(option.name, []).append(name)
             helps.setdefault(option.name, f"{option.help} (default {_shown(option.default)})")
+            aliases.setdefault(option.name, [])
+            aliases[option.name] += [a for a in option.aliases if a not in aliases[option.name]]
     group = parser.add_argument_group("suite options")
     for option_name, suites in seen.items():
-        group.add_argument("--" + option_name.replace("_", "-"), dest=f"suite_opt_{option_name}",
+        flags = ["--" + n.replace("_", "-") for n in (option_name, *aliases[option_name])]
+        group.add_argument(*flags, dest=f"suite_opt_{option_name}",
                            metavar="VALUE", help=f"[{', '.join(suites)}] {helps[option_name]}")
 
 

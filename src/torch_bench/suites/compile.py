@@ -27,8 +27,8 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_choices,
-    parse_positive_int,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
 from torch_bench.zoo.config import DTYPES, CompileConfig, Tolerance, load_compile_config
@@ -89,8 +89,8 @@ OPTIONS = (
            "weights and inputs dtype: fp32, fp16 (float16, half), bf16 (bfloat16), fp64; "
            "a list runs each"),
     Option("amp", parse_bool, False, "autocast to --dtype, weights kept float32"),
-    Option("batch_size", parse_positive_int, None,
-           "batch size for every model (None: each model's own)"),
+    batch_size_option(None, "batch sizes for every model, a list runs each (None: each "
+                            "model's own)"),
     Option("compile_config", _parse_config_path, None,
            "YAML: skip lists, batch sizes, tolerances, slow and non-deterministic models"),
     Option("include_slow", parse_bool, False, "also run the models listed as slow"),
@@ -105,15 +105,23 @@ def _dtypes(value: str | Sequence[str]) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _sizes(value: int | Sequence[int] | None) -> tuple[int | None, ...]:
+    """The batch-size option: a list, one size (older configurations), or None."""
+    if value is None:
+        return (None,)
+    return (value,) if isinstance(value, int) else tuple(value)
+
+
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     config = load_compile_config(options["compile_config"]) if options["compile_config"] \
         else CompileConfig()
     cases = []
-    grid = [(ref, dtype, mode) for ref in map(parse_ref, options["models"])
-            for dtype in _dtypes(options["dtype"]) for mode in options["modes"]]
-    for ref, dtype, mode in grid:
+    grid = [(ref, dtype, batch, mode) for ref in map(parse_ref, options["models"])
+            for dtype in _dtypes(options["dtype"]) for batch in _sizes(options["batch_size"])
+            for mode in options["modes"]]
+    for ref, dtype, batch, mode in grid:
         tolerance = config.tolerance_for(ref.name, dtype)
-        batch_size = options["batch_size"] or config.batch_size.get(ref.name)
+        batch_size = batch or config.batch_size.get(ref.name)
         params = {"mode": mode, "backend": options["backend"],
                   "compile_mode": options["compile_mode"], "device": device,
                   "dtype": dtype, "amp": options["amp"],

@@ -25,7 +25,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from torch_bench.results.schema import Result, Status, failed, measured
-from torch_bench.suites.base import CaseContext, CaseSpec, Option, Output, Suite, parse_positive_int
+from torch_bench.suites.base import (
+    CaseContext,
+    CaseSpec,
+    Option,
+    Output,
+    Suite,
+    batch_size_option,
+    parse_positive_int,
+)
 from torch_bench.suites.compile import COMPILE_MODES, one_of, parse_backend, parse_bool
 from torch_bench.zoo.choices import optimizer_classes, parse_optimizer
 from torch_bench.zoo.textdata import parse_dataset
@@ -54,7 +62,7 @@ OPTIONS = (
     Option("lr", parse_positive_float, 1e-3, "learning rate"),
     Option("epochs", parse_positive_int, 3, "training epochs"),
     Option("samples", parse_positive_int, 512, "training samples"),
-    Option("batch_size", parse_positive_int, 32, "batch size"),
+    batch_size_option((32,)),
     Option("evaluate", parse_bool, False, "report accuracy on a held-out set"),
     Option("dataset", parse_dataset, "synthetic", "synthetic, or hf:NAME[:SPLIT] (needs the "
                                                   "datasets package and network)"),
@@ -65,11 +73,12 @@ OPTIONS = (
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     params = {k: options[k] for k in ("backend", "compile_mode", "optimizer", "lr", "epochs",
-                                      "samples", "batch_size", "dataset")}
+                                      "samples", "dataset")}
     outputs = (Output("loss"), Output("epoch_time"), Output("loss_ratio"))
-    return [CaseSpec(SUITE_NAME, CASE_NAME, {**params, "device": device}, outputs,
-                     options={"evaluate": options["evaluate"],
-                              "loss_tolerance": options["loss_tolerance"]})]
+    return [CaseSpec(SUITE_NAME, CASE_NAME, {**params, "batch_size": batch, "device": device},
+                     outputs, options={"evaluate": options["evaluate"],
+                                       "loss_tolerance": options["loss_tolerance"]})
+            for batch in options["batch_size"]]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_int_list,
     parse_name_list,
     parse_positive_int,
@@ -92,7 +93,7 @@ OPTIONS = (
     Option("models", _parse_models, ("tiny-bert", "tiny-gpt2", "tiny-t5"),
            "models: built-in tiny-bert, tiny-gpt2, tiny-t5; a config.json path; or a Hub id "
            "(configuration only, fetched when online)"),
-    Option("batch_sizes", parse_int_list, (8,), "batch sizes of the grid"),
+    batch_size_option((8,), "batch sizes of the grid"),
     Option("seq_lengths", parse_int_list, (8, 32, 128), "sequence lengths of the grid"),
     Option("mode", _choices(MODES), MODES, "inference (no grad) and/or train (loss, backward)"),
     Option("dtype", dtype_list_parser(("float32", "float16", "bfloat16"), short=True),
@@ -131,7 +132,7 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         for model in options["models"]
         for mode in options["mode"]
         for dtype in options["dtype"]
-        for batch in options["batch_sizes"]
+        for batch in options["batch_size"]
         for seq in options["seq_lengths"]
     ]
 
