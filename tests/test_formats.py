@@ -193,3 +193,17 @@ def test_csv_rows_are_told_apart_by_mode_dtype_and_runtime():
     assert [row["mode"] for row in rows[:2]] == ["inference", "train"]
     assert [row["runtime"] for row in rows[2:4]] == ["eager", "compiled"]
     assert rows[2]["params"] == "backend=inductor"
+
+
+def test_imported_fastrnns_lines_land_on_the_native_series():
+    from torch_bench.cli.import_ import parse_params
+    from torch_bench.config import build_run_config
+    from torch_bench.results.schema import benchmark_id
+    from torch_bench.runner import plan_cases
+
+    config = build_run_config(suites=["rnns"], cli_options={"variants": "cudnn"})
+    (native,) = [p.case for p in plan_cases(config)]
+    pairs = [f"{k}={v}" for k, v in native.params.items()]
+    line = 'Caffe2Observer {"type": "NET", "metric": "lstm-cudnn", "unit": "ms", "value": "1"}'
+    (imported,) = import_aipep(line, suite="rnns", params=parse_params(pairs))
+    assert imported.benchmark_id == benchmark_id("rnns", "cudnn", native.params, "forward_time")
