@@ -11,7 +11,7 @@ SUITE = get_suite("cnns")
 
 def plan(*variants):
     options = {o.name: o.default for o in SUITE.options} | {
-        "cnns": variants, "mini_batch": 2, "image_size": 32, "compile_backend": "eager"}
+        "cnns": variants, "batch_size": (2,), "image_size": 32, "compile_backend": "eager"}
     return SUITE.plan(options, "cpu")
 
 

@@ -1,9 +1,11 @@
+import csv
+import io
 import json
 
 import pytest
 
 from torch_bench.errors import UserError
-from torch_bench.formats import exporter, importer
+from torch_bench.formats import ExportOptions, exporter, importer
 from torch_bench.formats.aipep import export_aipep, import_aipep
 from torch_bench.formats.csv_hf import export_csv
 from torch_bench.formats.oss import export_oss, import_oss
@@ -37,7 +39,7 @@ def test_aipep_is_one_observer_line_per_sample():
 @pytest.mark.parametrize("fmt", ["oss", "aipep"])
 def test_text_round_trip_is_exact(fmt):
     text = exporter(fmt)(fastrnns_like_run())
-    again = exporter(fmt)(new_run(importer(fmt)(text)))
+    again = exporter(fmt)(new_run(importer(fmt)(text, unit="ms")))
     assert again == text
 
 
@@ -72,7 +74,7 @@ def test_memory_units_import_as_memory():
 ])
 def test_bad_oss_input_is_named(text, message):
     with pytest.raises(UserError, match=message):
-        import_oss(text, source="f.json")
+        import_oss(text, source="f.json", unit="ms")
 
 
 def test_bad_aipep_line_is_named_by_number():
@@ -100,5 +102,108 @@ def test_csv_has_the_hugging_face_columns_first():
     ])
     lines = export_csv(run).splitlines()
     assert lines[0].startswith("model,batch_size,sequence_length,result,")
-    assert lines[1].startswith("bert,2,8,2.0000,latency,ms,")
-    assert lines[2].startswith("gpt2,64,512,N/A,latency,ms,")
+    assert lines[1].startswith("bert,2,8,2.0000,")
+    assert lines[2].startswith("gpt2,64,512,N/A,")
+
+
+def test_oss_carries_only_time_groups_unless_all_metrics_asked():
+    run = new_run([*fastrnns_like_run().results,
+                   measured("rnns", "cudnn", "peak_rss", [812.0])])
+    assert set(json.loads(export_oss(run))) == {"lstm", "lstm-backward"}
+    everything = json.loads(export_oss(run, ExportOptions(all_metrics=True)))
+    assert everything["rnns-peak_rss"] == {"cudnn": 812.0}
+    assert "peak_rss" not in export_aipep(run)
+    assert "rnns-peak_rss-cudnn" in export_aipep(run, ExportOptions(all_metrics=True))
+
+
+def test_aipep_lines_come_group_by_group_as_fastrnns_prints_them():
+    run = new_run([
+        measured("rnns", "cudnn", "forward_time", [1.0], group="lstm"),
+        measured("rnns", "cudnn", "backward_time", [2.0], group="lstm-backward"),
+        measured("rnns", "jit", "forward_time", [3.0], group="lstm"),
+        measured("rnns", "jit", "backward_time", [4.0], group="lstm-backward"),
+    ])
+    metrics = [json.loads(line.split(" ", 1)[1])["metric"]
+               for line in export_aipep(run).splitlines()]
+    assert metrics == ["lstm-cudnn", "lstm-jit", "lstm-backward-cudnn", "lstm-backward-jit"]
+    assert list(json.loads(export_oss(run))) == ["lstm", "lstm-backward"]
+
+
+def test_export_unit_writes_seconds_and_says_so():
+    run = new_run([measured("rnns", "py", "forward_time", [1500.0], group="lstm")])
+    assert json.loads(export_oss(run, ExportOptions(unit="s"))) == {
+        "lstm": {"py": pytest.approx(1.5)}}
+    (line,) = export_aipep(run, ExportOptions(unit="s")).splitlines()
+    record = json.loads(line.split(" ", 1)[1])
+    assert record["unit"] == "s" and float(record["value"]) == pytest.approx(1.5)
+    with pytest.raises(UserError, match="--unit"):
+        ExportOptions(unit="MB")
+
+
+def test_oss_import_requires_the_unit():
+    with pytest.raises(UserError, match="pass --unit"):
+        import_oss('{"lstm": {"py": 0.5}}', source="f.json")
+
+
+@pytest.mark.parametrize("label, group, name", [
+    ("lstm-my-runner", "lstm", "my-runner"),
+    ("lstm-backward-my-runner", "lstm-backward", "my-runner"),
+    ("vl_lstm-backward-vl_py", "vl_lstm-backward", "vl_py"),
+    ("transformers-latency-tiny-bert", "transformers-latency", "tiny-bert"),
+    ("mine-backward-a-b", "mine-backward", "a-b"),
+    ("plain", None, "plain"),
+])
+def test_aipep_names_split_right_when_runner_names_hold_dashes(label, group, name):
+    line = f'Caffe2Observer {{"type": "NET", "metric": "{label}", "unit": "ms", "value": "1"}}'
+    (result,) = import_aipep(line)
+    assert (result.group, result.name) == (group, name)
+
+
+def test_imported_fastrnns_history_uses_the_native_rnns_names():
+    text = ('Caffe2Observer {"type": "NET", "metric": "lstm-cudnn", "unit": "ms", '
+            '"value": "0.002"}\n'
+            'Caffe2Observer {"type": "NET", "metric": "lstm-backward-cudnn", "unit": "ms", '
+            '"value": "0.004"}\n')
+    sizes = {"seq_length": 100, "device": "cpu"}
+    forward, backward = import_aipep(text, unit="s", suite="rnns", params=sizes)
+    assert (forward.suite, forward.name, forward.metric) == ("rnns", "cudnn", "forward_time")
+    assert backward.metric == "backward_time" and backward.params == sizes
+    assert forward.samples == (pytest.approx(2.0),)
+    (oss,) = import_oss('{"lstm-backward": {"jit": 1.0}}', unit="ms")
+    assert oss.metric == "backward_time"
+
+
+def test_csv_rows_are_told_apart_by_mode_dtype_and_runtime():
+    common = {"model": "tiny-bert", "batch_size": 1, "sequence_length": 8}
+    run = new_run([
+        measured("transformers", "tiny-bert", "latency", [6.2],
+                 params={**common, "mode": "inference", "dtype": "fp32"}),
+        measured("transformers", "tiny-bert", "latency", [6.2],
+                 params={**common, "mode": "train", "dtype": "fp32"}),
+        measured("compile", "mlp", "latency", [1.0],
+                 params={"mode": "inference", "backend": "inductor", "runtime": "eager"}),
+        measured("compile", "mlp", "latency", [1.0],
+                 params={"mode": "inference", "backend": "inductor", "runtime": "compiled"}),
+        measured("compile", "mlp", "speedup", [1.0],
+                 params={"mode": "inference", "backend": "inductor"}),
+    ])
+    rows = list(csv.DictReader(io.StringIO(export_csv(run))))
+    identities = [tuple(v for k, v in row.items() if k != "result") for row in rows]
+    assert len(set(identities)) == len(rows)
+    assert [row["mode"] for row in rows[:2]] == ["inference", "train"]
+    assert [row["runtime"] for row in rows[2:4]] == ["eager", "compiled"]
+    assert rows[2]["params"] == "backend=inductor"
+
+
+def test_imported_fastrnns_lines_land_on_the_native_series():
+    from torch_bench.cli.import_ import parse_params
+    from torch_bench.config import build_run_config
+    from torch_bench.results.schema import benchmark_id
+    from torch_bench.runner import plan_cases
+
+    config = build_run_config(suites=["rnns"], cli_options={"variants": "cudnn"})
+    (native,) = [p.case for p in plan_cases(config)]
+    pairs = [f"{k}={v}" for k, v in native.params.items()]
+    line = 'Caffe2Observer {"type": "NET", "metric": "lstm-cudnn", "unit": "ms", "value": "1"}'
+    (imported,) = import_aipep(line, suite="rnns", params=parse_params(pairs))
+    assert imported.benchmark_id == benchmark_id("rnns", "cudnn", native.params, "forward_time")

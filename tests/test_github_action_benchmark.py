@@ -10,6 +10,7 @@ from torch_bench.errors import UserError
 from torch_bench.formats.github_action_benchmark import (
     import_github_action_benchmark,
     quantity_of,
+    split_unit,
 )
 from torch_bench.store.reader import load_history
 
@@ -79,3 +80,23 @@ def test_import_cli_writes_a_data_folder_and_reimporting_adds_nothing(tmp_path, 
     assert cli("data", "verify", "--data", "hist").returncode == 0
     wrong = cli("import", str(FIXTURE), "--format", "github-action-benchmark", "--unit", "s")
     assert wrong.returncode == 2 and "--unit" in wrong.stderr
+
+
+def test_go_units_with_extra_metrics_parse_to_the_unit_and_the_extra_values():
+    text = FIXTURE.read_text().replace('"unit": "ns/iter"',
+                                       '"unit": "ns/op\\t 4.000 auxMetricUnits"', 1)
+    _, result = by_name(import_github_action_benchmark(text))[("Rust Benchmark", "conv2d_3x3")]
+    assert (result.metric, result.extra["unit"]) == ("time", "ns/op")
+    assert result.summary.median == pytest.approx(0.048213)
+    assert result.extra["aux_metrics"] == {"auxMetricUnits": pytest.approx(4.0)}
+    assert split_unit("ns/op") == ("ns/op", {})
+    assert split_unit("my odd unit") == ("my odd unit", {})
+
+
+def test_history_is_filed_under_the_default_branch_so_it_serves_as_baseline(tmp_path, cli):
+    runs = import_github_action_benchmark(FIXTURE.read_text())
+    assert {run.git["branch"] for run in runs} == {"main"}
+    done = cli("import", str(FIXTURE), "--format", "github-action-benchmark", "--out", "hist",
+               "--branch", "trunk", check=True)
+    assert "branch 'trunk'" in " ".join(done.stderr.split())
+    assert {run.git["branch"] for run in load_history(tmp_path / "hist").runs} == {"trunk"}

@@ -10,8 +10,10 @@ from torch_bench.models import (
     ModelLoadError,
     build_resnet,
     build_tiny,
+    build_transformer,
     load_config,
     sources,
+    transformer_inputs,
 )
 from torch_bench.models.resnet import resnet
 
@@ -77,3 +79,64 @@ def test_a_hub_id_fails_fast_when_the_hub_is_unreachable(monkeypatch, tmp_path):
     with pytest.raises(ModelLoadError, match="unreachable"):
         load_config("gpt2")
     assert time.monotonic() - started < sources.PROBE_TIMEOUT_S + 5
+
+
+def _write(path, data):
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+TINY_BERT = {"model_type": "bert", "vocab_size": 100, "hidden_size": 32,
+             "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 37,
+             "max_position_embeddings": 64}
+
+
+def test_encoder_decoder_configs_take_vocab_and_positions_from_their_parts(tmp_path):
+    from transformers import BertConfig, EncoderDecoderConfig
+
+    from torch_bench.models.transformer import max_positions
+
+    settings = {k: v for k, v in TINY_BERT.items() if k != "model_type"}
+    encoder = BertConfig(**settings)
+    decoder = BertConfig(**{**settings, "vocab_size": 50, "max_position_embeddings": 32},
+                         is_decoder=True, add_cross_attention=True)
+    config = EncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
+    config.decoder_start_token_id, config.pad_token_id = 0, 0
+    ref = _write(tmp_path / "config.json", config.to_dict())
+    loaded = load_config(ref)
+    assert max_positions(loaded) == 32
+    model = build_transformer(loaded)
+    inputs = transformer_inputs(loaded, 2, 8, labels=True,
+                                generator=torch.Generator().manual_seed(0))
+    assert int(inputs["decoder_input_ids"].max()) < 50
+    with torch.no_grad():
+        output = model(**inputs)  # an IndexError when the vocabulary came from the top
+    assert output.logits.shape == (2, 8, 50) and torch.isfinite(output.loss)
+
+
+def test_the_class_the_config_names_is_built(tmp_path):
+    ref = _write(tmp_path / "c.json",
+                 {**TINY_BERT, "architectures": ["BertForSequenceClassification"]})
+    config = load_config(ref)
+    model = build_transformer(config)
+    assert type(model).__name__ == "BertForSequenceClassification"
+    inputs = transformer_inputs(config, 3, 8, labels=True)
+    assert inputs["labels"].shape == (3,)
+    assert torch.isfinite(model(**inputs).loss)
+    assert type(build_transformer(config, head=False)).__name__ == "BertModel"
+    missing = load_config(_write(tmp_path / "m.json",
+                                 {**TINY_BERT, "architectures": ["BertForTimeTravel"]}))
+    with pytest.raises(ValueError, match="names 'BertForTimeTravel'"):
+        build_transformer(missing)
+
+
+def test_fp16_on_cpu_is_refused_as_hugging_face_does():
+    from torch_bench.config import build_run_config
+    from torch_bench.errors import UserError
+    from torch_bench.runner import plan_cases
+
+    with pytest.raises(UserError, match="fp16: half precision is measured on a GPU only"):
+        plan_cases(build_run_config(suites=["transformers"], cli_options={"dtype": "half"}))
+    config = build_run_config(suites=["transformers"], device="cuda",
+                              cli_options={"dtype": "fp16", "models": "tiny-bert"})
+    assert {p.case.params["dtype"] for p in plan_cases(config)} == {"fp16"}

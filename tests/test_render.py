@@ -185,8 +185,8 @@ def test_change_class_follows_the_metric_direction(change, direction, expected):
 
 
 def test_formatting_uses_the_unit_table():
-    assert format_value(12.345678, "ms") == "12.3457"
-    assert format_value(1234.5, "ms") == "1,234.5"
+    assert format_value(12.345678, "ms") == "12.35 ms"
+    assert format_value(1234.5, "ms") == "1.234 s"
     assert format_value(None, "ms") == "—"
     assert format_change(0.0512) == "+5.1%"
 

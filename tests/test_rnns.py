@@ -6,7 +6,8 @@ from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseContext
 
 FAST = TimingPolicy(warmup=1, min_repeats=3, max_repeats=5, max_time_s=0.2)
-SIZES = {"seq_length": 4, "num_layers": 2, "input_size": 8, "hidden_size": 8, "mini_batch": 2}
+SIZES = {"seq_length": 4, "num_layers": 2, "input_size": 8, "hidden_size": 8,
+         "batch_size": (2,)}
 
 
 def cases(**overrides):

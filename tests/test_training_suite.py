@@ -1,6 +1,9 @@
 import pytest
 
+from torch_bench.config import build_run_config
+from torch_bench.errors import UserError
 from torch_bench.measure.timer import TimingPolicy
+from torch_bench.runner import plan_cases
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseContext
 from torch_bench.suites.training import TrainingRun, make_optimizer, parity
@@ -13,7 +16,7 @@ CTX = CaseContext("cpu", TimingPolicy())
 def plan(**options):
     defaults = {o.name: o.default for o in SUITE.options}
     (case,) = SUITE.plan(defaults | {"backend": "aot_eager", "epochs": 2, "samples": 64,
-                                     "batch_size": 16} | options, "cpu")
+                                     "batch_size": (16,)} | options, "cpu")
     return case
 
 
@@ -81,3 +84,20 @@ def test_a_backend_that_fails_is_reported_with_the_native_results_kept():
                         ("epoch_time", "compiled"): "fail_to_run",
                         ("loss_ratio", None): "fail_to_run"}
     assert "compiled training:" in results[-1].error and "no_such_backend" in results[-1].error
+
+
+def test_zoo_models_train_for_parity_like_the_compile_suite_names_them():
+    config = build_run_config(suites=["training"], cli_options={
+        "models": "text_classification,mlp", "batch_size": "16"})
+    assert [p.case.name for p in plan_cases(config)] == ["text_classification", "mlp"]
+    case = plan(models=("mlp",))
+    assert case.name == "mlp" and case.options["target"]
+    results = SUITE.run_case(case, CTX)
+    by = {(r.metric, r.params.get("runtime")): r for r in results}
+    native, compiled = by[("loss", "native")], by[("loss", "compiled")]
+    curve = native.extra["loss_curve"]
+    assert curve[-1] < curve[0]  # fitting the targets works
+    assert compiled.extra["loss_curve"][0] == pytest.approx(curve[0], rel=1e-4)  # same start
+    assert by[("loss_ratio", None)].status == "pass"
+    with pytest.raises(UserError, match="neither a built-in model"):
+        build_run_config(suites=["training"], cli_options={"models": "nope"})

@@ -106,3 +106,13 @@ def test_torchbenchmark_models_are_referenced_by_name():
     except ImportError:
         with pytest.raises(ImportError, match="torchbenchmark package is not importable"):
             build(ref)
+
+
+def test_very_slow_and_freezing_lists_are_read_like_slow():
+    config = parse_compile_config(
+        {"very_slow": ["huge"], "skip": {"freezing": ["unfreezable"]}}, "c.yaml")
+    assert "very_slow" in config.skip_reason("huge", "cpu", "inference", True)
+    assert config.skip_reason("huge", "cpu", "inference", True, include_very_slow=True) is None
+    assert config.skip_reason("unfreezable", "cpu", "inference", False) is None
+    assert config.skip_reason("unfreezable", "cpu", "inference", False, freezing=True) == \
+        "listed in skip.freezing"

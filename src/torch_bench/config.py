@@ -60,10 +60,12 @@ class RunConfig:
     processes: int = DEFAULT_PROCESSES  # worker processes each case's samples are spread over
 
     def selects(self, case: CaseSpec) -> bool:
+        """--filter / --exclude match case-insensitively (as dynamo's runner does);
+        --exclude-exact matches exactly."""
         label = f"{case.suite}/{case.name}"
-        if self.filter is not None and re.search(self.filter, label) is None:
+        if self.filter is not None and re.search(self.filter, label, re.IGNORECASE) is None:
             return False
-        if any(re.search(pattern, label) for pattern in self.exclude):
+        if any(re.search(pattern, label, re.IGNORECASE) for pattern in self.exclude):
             return False
         return case.name not in self.exclude_exact and label not in self.exclude_exact
 
@@ -142,6 +144,8 @@ def _policy(cls, values: Mapping[str, Any], where: str):
 def _suite_options(ref: str, given: Mapping[str, Any], where: str) -> dict[str, Any]:
     suite = get_suite(ref)
     declared = {option.name: option for option in suite.options}
+    renamed = {alias: o.name for o in suite.options for alias in o.aliases}
+    given = {renamed.get(k, k): v for k, v in given.items()}
     unknown = [k for k in given if k not in declared]
     if unknown:
         raise UserError(f"{where}.{unknown[0]}: suite {ref!r} has no such option; "
@@ -156,6 +160,11 @@ def _suite_options(ref: str, given: Mapping[str, Any], where: str) -> dict[str, 
         except ValueError as exc:
             raise UserError(f"{where}.{name}: {exc}") from None
     return values
+
+
+def _option_names(ref: str) -> set[str]:
+    """The option names a suite accepts, older aliases included."""
+    return {name for o in get_suite(ref).options for name in (o.name, *o.aliases)}
 
 
 def build_run_config(
@@ -207,11 +216,10 @@ def build_run_config(
         from_yaml = yaml_options.get(ref) or {}
         if not isinstance(from_yaml, dict):
             raise UserError(f"{yaml_source}: options.{ref}: expected a mapping")
-        declared = {o.name for o in get_suite(ref).options}
+        declared = _option_names(ref)
         merged = {**from_yaml, **{k: v for k, v in cli_options.items() if k in declared}}
         options[ref] = _suite_options(ref, merged, f"{yaml_source}: options.{ref}")
-    stray = [k for k in cli_options
-             if not any(k in {o.name for o in get_suite(r).options} for r in suite_refs)]
+    stray = [k for k in cli_options if not any(k in _option_names(r) for r in suite_refs)]
     if stray:
         flag = "--" + stray[0].replace("_", "-")
         raise UserError(f"{flag}: no selected suite takes this option")

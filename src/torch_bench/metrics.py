@@ -6,6 +6,7 @@ deciding per metric in code. Units are normalised: time in ms, memory in MB.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 
@@ -102,3 +103,43 @@ def format_value(value: float | None, unit: str) -> str:
     if unit == "ms" and abs(value) < 1:
         decimals = 5
     return f"{value:.{decimals}f}"
+
+
+# Display scales of the normalised units: (symbol, size in the normalised unit), smallest first.
+DISPLAY_SCALES = {
+    "ms": (("ns", 1e-6), ("µs", 1e-3), ("ms", 1.0), ("s", 1e3)),
+    "MB": (("B", 1 / 2**20), ("KB", 1 / 2**10), ("MB", 1.0), ("GB", 2.0**10), ("TB", 2.0**20)),
+}
+UNSHOWN_UNITS = ("ratio", "1", "count")  # shown as bare numbers
+SIGNIFICANT_DIGITS = 4
+
+
+def scaled(value: float, unit: str) -> tuple[float, str]:
+    """`value` in the display unit that suits its size: 3e-6 ms is (3.0, "ns"), 2048 MB is
+    (2.0, "GB"); units without scales are returned as they are."""
+    scales = DISPLAY_SCALES.get(unit)
+    if not scales or value == 0 or not math.isfinite(value):
+        return value, unit
+    fitting = [(symbol, size) for symbol, size in scales if abs(value) >= size]
+    symbol, size = fitting[-1] if fitting else scales[0]
+    return value / size, symbol
+
+
+def _significant(value: float) -> str:
+    digits = len(str(int(abs(value)))) if abs(value) >= 1 else 0
+    text = f"{value:,.{max(0, SIGNIFICANT_DIGITS - digits)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_quantity(value: float | None, unit: str) -> str:
+    """A value with a unit scaled to its size, for people: "3 ns", "12.35 ms", "1.5 GB",
+    "1,523.62 items/s", "1.234" (ratios). The one formatting of values shared by the
+    terminal table, the Markdown report and the dashboard."""
+    if value is None or not math.isfinite(value):
+        return "N/A" if value is None else str(value)
+    if unit in DISPLAY_SCALES:
+        number, symbol = scaled(value, unit)
+        return f"{_significant(number)} {symbol}"
+    decimals = UNITS[unit].decimals if unit in UNITS else 4
+    number = f"{value:,.{decimals}f}"
+    return number if unit in UNSHOWN_UNITS else f"{number} {unit}"

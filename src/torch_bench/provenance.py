@@ -56,6 +56,16 @@ def git_info(environ: Mapping[str, str] = os.environ, cwd: str | None = None) ->
     }
 
 
+def default_branch(environ: Mapping[str, str] = os.environ, cwd: str | None = None) -> str | None:
+    """The repository's default branch: from the Actions event, else the checkout's
+    `origin/HEAD`; None when neither says."""
+    named = (read_event(environ).get("repository") or {}).get("default_branch")
+    if named:
+        return str(named)
+    remote_head = _git("symbolic-ref", "--short", "refs/remotes/origin/HEAD", cwd=cwd)
+    return remote_head.split("/", 1)[1] if remote_head and "/" in remote_head else None
+
+
 def ci_info(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     if environ.get("GITHUB_ACTIONS") != "true":
         return {"provider": "local"}

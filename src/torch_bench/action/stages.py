@@ -84,8 +84,11 @@ def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = N
         save_run(load_run(source), paths.results)
         return paths.results
     unit = ["--unit", inputs["results-unit"]] if inputs["results-unit"] else []
-    out = paths.imported if kind == "github-action-benchmark" else paths.results
-    cli("import", source, "--format", kind, *unit, "--out", out)
+    history = kind == "github-action-benchmark"
+    out = paths.imported if history else paths.results
+    # the tool ran in this job: this machine and checkout, unless the file names its commit
+    here = [] if history else ["--env", "here"]
+    cli("import", source, "--format", kind, *unit, *here, "--out", out)
     return out
 
 

@@ -9,13 +9,18 @@ from rich.console import Console
 
 from torch_bench.errors import UserError
 from torch_bench.formats import IMPORTERS, importer
+from torch_bench.formats.aipep import CLAIMED_UNIT_WARNING
 from torch_bench.formats.github_action_benchmark import HISTORY_IMPORTERS
+from torch_bench.formats.provenance import file_provenance
 from torch_bench.measure.environment import collect_environment
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS, get_metric
-from torch_bench.provenance import ci_info, git_info
+from torch_bench.provenance import ci_info, default_branch, git_info
 from torch_bench.results.document import save_run
-from torch_bench.results.schema import new_run
+from torch_bench.results.schema import ParamValue, new_run
 from torch_bench.store.folder import store_in_folder
+
+# formats whose files do not name the parameters of what they measured
+PARAMETRISED = ("oss", "aipep")
 
 
 def register(subparsers) -> None:
@@ -24,10 +29,13 @@ def register(subparsers) -> None:
         help="turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
              "github-action-benchmark) into runs",
         description="Read results another tool wrote and save them as a run document. The "
-                    "environment of this machine is recorded (the usual case: the tool ran here "
-                    "moments ago); pass --no-env when it did not.",
-        epilog="examples (fastrnns on CPU prints seconds labelled ms): "
-               "torch-bench import fastrnns.txt --format aipep --unit s --out results.json  |  "
+                    "commit, date and machine the file records are kept (asv, "
+                    "pytest-benchmark); this machine and checkout are recorded only with "
+                    "--env here (the tool ran here moments ago).",
+        epilog="examples (fastrnns on CPU prints seconds labelled ms; --suite rnns and the "
+               "sizes join the native rnns series): torch-bench import fastrnns.txt --format "
+               "aipep --unit s --suite rnns --param seq_length=100 --param device=cpu "
+               "--out results.json  |  "
                "(a whole github-action-benchmark history, one run per suite entry, into a data "
                "folder) torch-bench import data.js --format github-action-benchmark --out data",
     )
@@ -40,7 +48,17 @@ def register(subparsers) -> None:
                                          "peak_memory for memory units)")
     parser.add_argument("--suite", help="suite name to file them under (default: the tool's "
                                         "name, or 'imported' for OSS and AI-PEP)")
-    parser.add_argument("--no-env", action="store_true", help="do not record this machine")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="a parameter every imported result gets, for what the file does "
+                             "not say (sizes, device, dtype); repeatable")
+    parser.add_argument("--env", choices=["file", "here"], default="file",
+                        help="file (default): the machine and commit the file records, if any; "
+                             "here: this machine and this checkout's commit")
+    parser.add_argument("--no-env", action="store_true",
+                        help="record no machine at all, not even the file's")
+    parser.add_argument("--branch", metavar="NAME",
+                        help="branch the results belong to (default: the file's, else for a "
+                             "history format this repository's default branch, else main)")
     parser.add_argument("--out", metavar="PATH",
                         help="run document to write (default results.json); for a history "
                              "format, the data folder to add the runs to (default data)")
@@ -57,15 +75,50 @@ def handle(args: argparse.Namespace) -> int:
     except FileNotFoundError:
         raise UserError(f"{args.source}: no such file") from None
     named = {"suite": args.suite} if args.suite else {}
+    params = parse_params(args.param)
+    if params:
+        if args.format not in PARAMETRISED:
+            raise UserError(f"--param: not used with --format {args.format} (the file names "
+                            "its parameters)")
+        named["params"] = params
     results = importer(args.format)(text, source=args.source, unit=args.unit, **named,
                                     metric=args.metric)
-    env = {} if args.no_env else collect_environment()
-    run = new_run(results, git=git_info(), ci=ci_info(), env=env,
+    console = Console(stderr=True)
+    if args.format == "aipep" and args.unit is None:
+        console.print(f"[bold yellow]warning[/]: {CLAIMED_UNIT_WARNING}", highlight=False)
+    recorded = file_provenance(args.format, text)
+    here = args.env == "here"
+    git = {**(git_info() if here else {}), **recorded.git}
+    if args.branch:
+        git["branch"] = args.branch
+    env = {} if args.no_env else collect_environment() if here else dict(recorded.env)
+    run = new_run(results, git=git, ci=ci_info() if here else {}, env=env,
+                  created_at=recorded.created_at,
                   config={"imported_from": {"format": args.format, "file": args.source,
-                                            "unit": args.unit}})
+                                            "unit": args.unit, "env": args.env}})
     out = args.out or "results.json"
-    Console(stderr=True).print(f"imported {len(results)} results; wrote {save_run(run, out)}")
+    console.print(f"imported {len(results)} results; wrote {save_run(run, out)}")
     return 0
+
+
+def parse_params(pairs: list[str]) -> dict[str, ParamValue]:
+    """`--param key=value` pairs; numbers become numbers, as the native suites record them."""
+    params: dict[str, ParamValue] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--param: expected KEY=VALUE, got {pair!r}")
+        params[key.strip()] = _param_value(text.strip())
+    return params
+
+
+def _param_value(text: str) -> ParamValue:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
 
 
 def handle_history(args: argparse.Namespace) -> int:
@@ -75,13 +128,16 @@ def handle_history(args: argparse.Namespace) -> int:
         if value:
             raise UserError(f"{flag}: not used with --format {args.format} (the file says "
                             f"what each value is)")
-    runs = HISTORY_IMPORTERS[args.format](_read(args.source), source=args.source)
+    if args.param:
+        raise UserError(f"--param: not used with --format {args.format}")
+    branch = args.branch or default_branch() or "main"
+    runs = HISTORY_IMPORTERS[args.format](_read(args.source), source=args.source, branch=branch)
     out = args.out or "data"
     report = store_in_folder(runs, out)
     results = sum(len(run.results) for run in runs)
     Console(stderr=True).print(
         f"imported {len(runs)} runs ({results} results) into {out}: {len(report.added)} new, "
-        f"{len(report.present)} already there")
+        f"{len(report.present)} already there; filed as branch {branch!r}", highlight=False)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,21 +13,53 @@ from rich.markup import escape
 
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_text_atomic
-from torch_bench.formats import exporter
+from torch_bench.formats import ExportOptions, exporter
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import Run
 
 EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv"}
 EXIT_NOT_WRITTEN = 1
+STDOUT = "-"
+
+
+def add_export_arguments(group) -> None:
+    """The export flags (`--oss FILE`, ..., `-` for standard output) and their options."""
+    for name, flag in EXPORT_FLAGS.items():
+        group.add_argument(flag, metavar="FILE", dest=f"export_{name}",
+                           help=f"write the {name.upper()} export here ('-': standard output, "
+                                "as fastrnns' --print-json does)")
+    group.add_argument("--export-all-metrics", action="store_true",
+                       help="OSS and AI-PEP: also write non-time metrics (memory, ratios); "
+                            "their consumers read every value as a time")
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
     group = parser.add_argument_group("outputs")
     group.add_argument("--out", default=default_out, metavar="FILE",
                        help=f"run document to write (default {default_out})")
-    for name, flag in EXPORT_FLAGS.items():
-        group.add_argument(flag, metavar="FILE", dest=f"export_{name}",
-                           help=f"also write the {name.upper()} export here")
+    add_export_arguments(group)
+
+
+def exports_to_stdout(args: argparse.Namespace) -> bool:
+    """Whether an export goes to standard output (then tables and reports go to stderr)."""
+    return any(getattr(args, f"export_{name}") == STDOUT for name in EXPORT_FLAGS)
+
+
+def render_exports(run: Run, args: argparse.Namespace,
+                   options: ExportOptions | None = None) -> dict[str, str]:
+    """{destination: text} for each export asked for."""
+    options = options or ExportOptions(all_metrics=args.export_all_metrics)
+    exports = {name: getattr(args, f"export_{name}") for name in EXPORT_FLAGS}
+    return {path: exporter(name)(run, options) for name, path in exports.items() if path}
+
+
+def write_exports(rendered: dict[str, str], console: Console) -> None:
+    for path, text in rendered.items():
+        if path == STDOUT:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            console.print(f"wrote {escape(str(write_text_atomic(path, text)))}")
 
 
 def output_path_problem(path: str | os.PathLike) -> str | None:
@@ -50,7 +83,7 @@ def check_output_paths(args: argparse.Namespace) -> None:
     paths = {"--out": args.out, **{flag: getattr(args, f"export_{name}")
                                    for name, flag in EXPORT_FLAGS.items()}}
     for flag, path in paths.items():
-        problem = path and output_path_problem(path)
+        problem = path and path != STDOUT and output_path_problem(path)
         if problem:
             raise UserError(f"{flag}: {path}: {problem}")
 
@@ -61,21 +94,19 @@ def write_outputs(run: Run, args: argparse.Namespace, console: Console,
     When the document cannot be written (a full disk), try a copy in `fallback_dir` (default:
     the temporary folder) and say where it went. Returns the exit status: 0, or 1 when a
     file could not be written."""
-    exports = {name: getattr(args, f"export_{name}") for name in EXPORT_FLAGS}
-    rendered = {name: exporter(name)(run) for name, path in exports.items() if path}
+    rendered = render_exports(run, args)
     try:
         saved = save_run(run, args.out)
     except OSError as exc:
         _report_unsaved(run, args.out, exc, console, fallback_dir)
         return EXIT_NOT_WRITTEN
     console.print(f"wrote {escape(str(saved))}")
-    for name, text in rendered.items():
-        try:
-            console.print(f"wrote {escape(str(write_text_atomic(exports[name], text)))}")
-        except OSError as exc:
-            _print_error(console, f"cannot write {exports[name]}: {_reason(exc)} "
-                                  f"(the run document {saved} is complete)")
-            return EXIT_NOT_WRITTEN
+    try:
+        write_exports(rendered, console)
+    except OSError as exc:
+        _print_error(console, f"cannot write {exc.filename or 'an export'}: {_reason(exc)} "
+                              f"(the run document {saved} is complete)")
+        return EXIT_NOT_WRITTEN
     return 0
 
 

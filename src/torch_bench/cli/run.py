@@ -9,10 +9,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from torch_bench.cli.outputs import add_output_arguments, check_output_paths, write_outputs
+from torch_bench.cli.outputs import (
+    add_output_arguments,
+    check_output_paths,
+    exports_to_stdout,
+    write_outputs,
+)
 from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.errors import UserError
 from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
 from torch_bench.measure.case_folders import sweep_stale_case_folders
 from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
@@ -93,13 +99,17 @@ def register(subparsers) -> None:
 def _add_suite_options(parser: argparse.ArgumentParser) -> None:
     seen: dict[str, list[str]] = {}
     helps: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
     for name in sorted(SUITE_MODULES):
         for option in get_suite(name).options:
             seen.setdefault(option.name, []).append(name)
             helps.setdefault(option.name, f"{option.help} (default {_shown(option.default)})")
+            aliases.setdefault(option.name, [])
+            aliases[option.name] += [a for a in option.aliases if a not in aliases[option.name]]
     group = parser.add_argument_group("suite options")
     for option_name, suites in seen.items():
-        group.add_argument("--" + option_name.replace("_", "-"), dest=f"suite_opt_{option_name}",
+        flags = ["--" + n.replace("_", "-") for n in (option_name, *aliases[option_name])]
+        group.add_argument(*flags, dest=f"suite_opt_{option_name}",
                            metavar="VALUE", help=f"[{', '.join(suites)}] {helps[option_name]}")
 
 
@@ -141,13 +151,16 @@ def handle(args: argparse.Namespace) -> int:
     config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env)))
     _check_device(config.device)
     planned = plan_cases(config)
+    if not planned and not plan_cases(replace(config, total_partitions=1, partition_id=0)):
+        raise UserError("--filter/--exclude: no case matches the selection (see the cases "
+                        "with --dry-run and no filter)")
     console = Console(stderr=True)
     if args.dry_run:
         for item in planned:
             print(item.case.label)
         return 0
     if not planned:
-        console.print("[yellow]no case matches the selection; nothing to run[/]")
+        console.print("[yellow]this partition has no case; nothing to run[/]")
     env = run_environment(config)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
     sweep_stale_case_folders()
@@ -160,8 +173,10 @@ def handle(args: argparse.Namespace) -> int:
                       markup=False)
         return stop.exit_status
     run = assemble_run(config, with_invalid_values_as_errors(results), preflight, env)
-    Console().print(results_table(run.results))
-    _print_suite_reports(config, run.results)
+    # An export on standard output (`--oss -`) keeps stdout for itself, as fastrnns does.
+    report_console = Console(stderr=exports_to_stdout(args))
+    report_console.print(results_table(run.results))
+    _print_suite_reports(config, run.results, report_console)
     status = write_outputs(run, args, console)
     failures = [r for r in run.results if not r.ok and r.status != "skipped"]
     return status or (1 if args.strict and failures else 0)
@@ -182,8 +197,6 @@ def _preflight(console: Console, limits: Thresholds) -> Preflight:
 def _check_device(device: str) -> None:
     if device.startswith("cuda"):
         import torch
-
-        from torch_bench.errors import UserError
 
         if not torch.cuda.is_available():
             raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
@@ -219,10 +232,10 @@ def _execute_with_progress(planned, config, console: Console, loops=None):
     return results
 
 
-def _print_suite_reports(config, results) -> None:
+def _print_suite_reports(config, results, console: Console) -> None:
     """Each suite's own report (for example per-metric grid tables), as plain text."""
     for ref in config.suites:
         suite = get_suite(ref)
         own = [r for r in results if r.suite == suite.name]
         if suite.render is not None and own:
-            print("\n".join(suite.render(own)))
+            console.out("\n".join(suite.render(own)), highlight=False)

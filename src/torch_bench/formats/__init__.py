@@ -10,10 +10,13 @@ from collections.abc import Callable
 
 from torch_bench.errors import UserError
 from torch_bench.formats import aipep, asv, csv_hf, oss, pytest_benchmark
-from torch_bench.results.schema import Result, Run
+from torch_bench.formats.options import ExportOptions
+from torch_bench.results.schema import Result
 
-Exporter = Callable[[Run], str]
-Importer = Callable[..., list[Result]]  # (text, *, source, unit, suite, metric)
+__all__ = ["EXPORTERS", "IMPORTERS", "ExportOptions", "exporter", "importer"]
+
+Exporter = Callable[..., str]  # (run, options: ExportOptions | None = None)
+Importer = Callable[..., list[Result]]  # (text, *, source, unit, suite, metric[, params])
 
 EXPORTERS: dict[str, Exporter] = {
     "oss": oss.export_oss,

@@ -41,6 +41,22 @@ METRIC_FOR = {("time", False): "time", ("memory", False): "memory",
 _PREFIX = re.compile(r"^\s*window\.BENCHMARK_DATA\s*=\s*")
 
 
+def split_unit(unit: str) -> tuple[str, dict[str, float]]:
+    """(unit, {aux unit: value}). github-action-benchmark's Go parser keeps the rest of a
+    benchmark line in the unit when Go reports extra metrics: `ns/op\t 4.000 auxMetricUnits`
+    is the unit `ns/op` plus the metric `auxMetricUnits` = 4.0."""
+    first, *rest = unit.split() or [""]
+    if len(rest) % 2:
+        return unit.strip(), {}  # not a Go metrics tail: keep the unit as written
+    aux: dict[str, float] = {}
+    for value, name in zip(rest[::2], rest[1::2], strict=True):
+        try:
+            aux[name] = float(value)
+        except ValueError:
+            return unit.strip(), {}
+    return first, aux
+
+
 def quantity_of(unit: str) -> tuple[str, float]:
     """(quantity, factor into our unit) for a github-action-benchmark unit string."""
     base = re.sub(r"\s*/\s*(iter|op|iteration)$", "", unit.strip())
@@ -68,7 +84,11 @@ def parse_data_js(text: str, source: str) -> Mapping[str, Any]:
     return data
 
 
-def import_github_action_benchmark(text: str, *, source: str = "data.js") -> list[Run]:
+def import_github_action_benchmark(text: str, *, source: str = "data.js",
+                                   branch: str | None = "main") -> list[Run]:
+    """The runs of a data.js history. github-action-benchmark records no branch: its history
+    is the one branch its workflow pushes from, normally the default branch, so the runs are
+    filed under `branch` and serve as that branch's baseline."""
     data = parse_data_js(text, source)
     repository = _repository(data.get("repoUrl"))
     runs = []
@@ -77,11 +97,12 @@ def import_github_action_benchmark(text: str, *, source: str = "data.js") -> lis
         if not isinstance(entries, list):
             raise UserError(f"{where}: expected a list of runs")
         for index, entry in enumerate(entries):
-            runs.append(_run(suite, entry, repository, f"{where}[{index}]", source))
+            runs.append(_run(suite, entry, repository, f"{where}[{index}]", source, branch))
     return sorted(runs, key=lambda run: (run.created_at, run.run_id))
 
 
-def _run(suite: str, entry: Any, repository: str | None, where: str, source: str) -> Run:
+def _run(suite: str, entry: Any, repository: str | None, where: str, source: str,
+         branch: str | None) -> Run:
     if not isinstance(entry, dict):
         raise UserError(f"{where}: expected an object")
     commit = entry.get("commit") if isinstance(entry.get("commit"), dict) else {}
@@ -101,7 +122,7 @@ def _run(suite: str, entry: Any, repository: str | None, where: str, source: str
         run_id=f"{stamp}-{hashlib.sha256(identity).hexdigest()[:10]}",
         created_at=created_at,
         results=tuple(results),
-        git={"repository": repository, "sha": commit.get("id"), "branch": None,
+        git={"repository": repository, "sha": commit.get("id"), "branch": branch,
              "message": commit.get("message"), "url": commit.get("url"),
              "commit_timestamp": commit.get("timestamp"),
              "author": _person(commit.get("author")),
@@ -119,13 +140,15 @@ def _result(suite: str, bench: Any, tool: str, where: str) -> Result:
     value = bench.get("value")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UserError(f"{where}.value: expected a number, got {value!r}")
-    unit = str(bench.get("unit", ""))
+    unit, aux_metrics = split_unit(str(bench.get("unit", "")))
     quantity, factor = quantity_of(unit)
     bigger = tool in BIGGER_IS_BETTER_TOOLS
     metric = METRIC_FOR.get((quantity, bigger))
     if metric is None:
         metric, factor = ("score" if bigger else "value"), 1.0
-    extra = {"unit": unit, "tool": tool}
+    extra: dict[str, Any] = {"unit": unit, "tool": tool}
+    if aux_metrics:
+        extra["aux_metrics"] = aux_metrics
     extra.update({key: bench[key] for key in ("range", "extra") if bench.get(key) is not None})
     return measured(suite, bench["name"], metric, [value * factor], extra=extra)
 

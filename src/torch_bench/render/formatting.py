@@ -1,24 +1,22 @@
-"""Numbers as the dashboard shows them: decimals from the unit table, changes as signed
+"""Numbers as the dashboard shows them: values with a unit scaled to their size, changes as signed
 percentages with better/worse decided by the metric's direction."""
 
 from __future__ import annotations
 
 import math
 
-from torch_bench.metrics import UNITS
+from torch_bench.metrics import format_quantity
 
 # A change smaller than this (as a fraction) is shown without a better/worse colour.
 NEUTRAL_BAND = 0.01
 
 
 def format_value(value: float | None, unit: str) -> str:
+    """The value with its unit scaled to its size (`metrics.format_quantity`, shared with
+    the terminal table and the Markdown report); a dash when there is none."""
     if value is None or not math.isfinite(value):
         return "—"
-    spec = UNITS.get(unit)
-    decimals = spec.decimals if spec else 4
-    if spec and spec.quantity == "time" and abs(value) >= 100:
-        decimals = 1
-    return f"{value:,.{decimals}f}"
+    return format_quantity(value, unit)
 
 
 def relative_change(new: float | None, old: float | None) -> float | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from rich.markup import escape
 from rich.table import Table
 
-from torch_bench.metrics import format_value
+from torch_bench.metrics import format_quantity
 from torch_bench.results.schema import Result
 
 HIDDEN_PARAMS = {"device"}
@@ -44,7 +44,7 @@ def results_table(results: Iterable[Result], title: str = "Results") -> Table:
         label = f"{r.suite}/{r.name}" if not r.group else f"{r.group}/{r.name}"
         if r.ok:
             spread = f"{r.summary.relative_iqr:.1%}" if r.summary.median else "-"
-            median, count = f"{format_value(r.summary.median, r.unit)} {r.unit}", str(r.summary.n)
+            median, count = format_quantity(r.summary.median, r.unit), str(r.summary.n)
             status = escape(r.status)
         else:
             spread, median, count = "-", "N/A", "0"

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.summaries import compile_changes
 from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
-from torch_bench.metrics import format_value
+from torch_bench.metrics import format_quantity
 from torch_bench.report.escape import markdown_text
 
 
@@ -183,14 +183,8 @@ def benchmark_cell(verdict: Verdict, context: ReportContext) -> str:
     return text
 
 
-UNSHOWN_UNITS = ("ratio", "1")
-
-
 def value_cell(value: float | None, unit: str) -> str:
-    if value is None:
-        return "N/A"
-    shown = "" if unit in UNSHOWN_UNITS else f" {markdown_text(unit)}"
-    return f"{format_value(value, unit)}{shown}"
+    return markdown_text(format_quantity(value, unit))
 
 
 def change_text(ratio: float) -> str:

@@ -22,6 +22,7 @@ class Option:
     parse: Callable[[str], Any]
     default: Any
     help: str
+    aliases: tuple[str, ...] = ()  # older names, still accepted as flags and YAML keys
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,15 @@ def parse_int_list(text: str) -> tuple[int, ...]:
     if not values or any(v <= 0 for v in values):
         raise ValueError(f"expected positive integers, got {text!r}")
     return values
+
+
+BATCH_SIZE_ALIASES = ("mini_batch", "batch_sizes")  # fastrnns' and HF's names for it
+
+
+def batch_size_option(default: tuple[int, ...] | None, help: str = "batch sizes (a list runs "
+                                                                   "each)") -> Option:
+    """The one `--batch-size` list every suite takes (`--mini-batch`, `--batch-sizes` too)."""
+    return Option("batch_size", parse_int_list, default, help, BATCH_SIZE_ALIASES)
 
 
 def parse_name_list(text: str) -> tuple[str, ...]:

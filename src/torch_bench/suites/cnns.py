@@ -18,9 +18,11 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_choices,
     parse_positive_int,
 )
+from torch_bench.suites.compile import parse_backend
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
 
 SUITE_NAME = "cnns"
@@ -38,9 +40,10 @@ DEFAULT_VARIANTS = ("resnet18", "resnet18_jit", "resnet50", "resnet50_jit")
 OPTIONS = (
     Option("cnns", parse_choices(VARIANTS), DEFAULT_VARIANTS,
            f"ResNet variants to run: {', '.join(VARIANTS)}"),
-    Option("mini_batch", parse_positive_int, 64, "batch size"),
+    batch_size_option((64,)),
     Option("image_size", parse_positive_int, 224, "image height and width"),
-    Option("compile_backend", str, "inductor", "torch.compile backend of the _compiled variants"),
+    Option("compile_backend", parse_backend, "inductor",
+           "torch.compile backend of the _compiled variants"),
 )
 
 
@@ -49,13 +52,14 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         CaseSpec(
             suite=SUITE_NAME,
             name=name,
-            params={"model": VARIANTS[name][0], "mini_batch": options["mini_batch"],
+            params={"model": VARIANTS[name][0], "mini_batch": batch,
                     "image_size": options["image_size"], "device": device, "dtype": "float32",
                     **({"backend": options["compile_backend"]}
                        if VARIANTS[name][1] == "compile" else {})},
             outputs=(Output("forward_time", FORWARD_GROUP),
                      Output("backward_time", BACKWARD_GROUP)),
         )
+        for batch in options["batch_size"]
         for name in options["cnns"]
     ]
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
+from torch_bench.models.dtypes import dtype_list_parser
 from torch_bench.results.schema import Result, Status, failed, measured
 from torch_bench.suites.base import (
     CaseContext,
@@ -26,8 +27,8 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_choices,
-    parse_positive_int,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
 from torch_bench.zoo.config import DTYPES, CompileConfig, Tolerance, load_compile_config
@@ -62,10 +63,13 @@ def _parse_models(text: str) -> tuple[str, ...]:
 
 
 def parse_backend(text: str) -> str:
+    """A torch.compile backend this torch registers (checked before anything runs)."""
+    from torch_bench.zoo.choices import check_backend
+
     name = str(text).strip()
     if not name.replace("_", "").replace(".", "").isalnum():
         raise ValueError(f"{text!r} is not a backend name (inductor, aot_eager, eager, ...)")
-    return name
+    return check_backend(name)
 
 
 def _parse_config_path(text: str) -> str:
@@ -81,36 +85,59 @@ OPTIONS = (
     Option("backend", parse_backend, "inductor", "torch.compile backend (inductor, aot_eager, "
                                                   "eager, ...)"),
     Option("compile_mode", one_of(COMPILE_MODES), "default", "torch.compile mode"),
-    Option("dtype", one_of(tuple(DTYPES)), "float32", "weights and inputs dtype"),
+    Option("dtype", dtype_list_parser(DTYPES, short=False), ("float32",),
+           "weights and inputs dtype: fp32, fp16 (float16, half), bf16 (bfloat16), fp64; "
+           "a list runs each"),
     Option("amp", parse_bool, False, "autocast to --dtype, weights kept float32"),
-    Option("batch_size", parse_positive_int, None,
-           "batch size for every model (None: each model's own)"),
+    batch_size_option(None, "batch sizes for every model, a list runs each (None: each "
+                            "model's own)"),
     Option("compile_config", _parse_config_path, None,
            "YAML: skip lists, batch sizes, tolerances, slow and non-deterministic models"),
     Option("include_slow", parse_bool, False, "also run the models listed as slow"),
+    Option("include_very_slow", parse_bool, False, "also run the models listed as very_slow"),
+    Option("freezing", parse_bool, False,
+           "inference with inductor's freezing (weights as constants); skips skip.freezing"),
 )
+
+
+def _dtypes(value: str | Sequence[str]) -> tuple[str, ...]:
+    """The dtype option: a list, or one name (configurations written before lists)."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _sizes(value: int | Sequence[int] | None) -> tuple[int | None, ...]:
+    """The batch-size option: a list, one size (older configurations), or None."""
+    if value is None:
+        return (None,)
+    return (value,) if isinstance(value, int) else tuple(value)
 
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     config = load_compile_config(options["compile_config"]) if options["compile_config"] \
         else CompileConfig()
     cases = []
-    for ref in map(parse_ref, options["models"]):
-        tolerance = config.tolerance_for(ref.name, options["dtype"])
-        batch_size = options["batch_size"] or config.batch_size.get(ref.name)
-        for mode in options["modes"]:
-            params = {"mode": mode, "backend": options["backend"],
-                      "compile_mode": options["compile_mode"], "device": device,
-                      "dtype": options["dtype"], "amp": options["amp"],
-                      "batch_size": batch_size}
-            cases.append(CaseSpec(
-                suite=SUITE_NAME, name=ref.name, params=params, outputs=OUTPUTS,
-                options={"target": ref.target, "batch_size": batch_size,
-                         "tolerance": asdict(tolerance),
-                         "check_eager_determinism": ref.name not in config.non_deterministic,
-                         "skip": config.skip_reason(ref.name, device, mode,
-                                                    options["include_slow"])},
-            ))
+    grid = [(ref, dtype, batch, mode) for ref in map(parse_ref, options["models"])
+            for dtype in _dtypes(options["dtype"]) for batch in _sizes(options["batch_size"])
+            for mode in options["modes"]]
+    for ref, dtype, batch, mode in grid:
+        tolerance = config.tolerance_for(ref.name, dtype)
+        batch_size = batch or config.batch_size.get(ref.name)
+        params = {"mode": mode, "backend": options["backend"],
+                  "compile_mode": options["compile_mode"], "device": device,
+                  "dtype": dtype, "amp": options["amp"],
+                  "batch_size": batch_size}
+        freezing = options["freezing"] and mode == "inference"
+        if freezing:
+            params["freezing"] = True  # absent otherwise: earlier series keep their key
+        cases.append(CaseSpec(
+            suite=SUITE_NAME, name=ref.name, params=params, outputs=OUTPUTS,
+            options={"target": ref.target, "batch_size": batch_size,
+                     "tolerance": asdict(tolerance),
+                     "check_eager_determinism": ref.name not in config.non_deterministic,
+                     "skip": config.skip_reason(ref.name, device, mode,
+                                                options["include_slow"],
+                                                options["include_very_slow"], freezing)},
+        ))
     return cases
 
 
@@ -157,6 +184,7 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
 
     from torch_bench.zoo import ZooRef, build
     from torch_bench.zoo.accuracy import compare
+    from torch_bench.zoo.choices import apply_tf32
     from torch_bench.zoo.runtime import (
         Runtime,
         StepSpec,
@@ -172,6 +200,7 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     )
 
     p = case.params
+    precision = apply_tf32(torch, ctx.device)
     spec = StepSpec(mode=p["mode"], device=ctx.device, dtype=p["dtype"], amp=bool(p["amp"]))
     tolerance = Tolerance(**case.options["tolerance"])
     ref = ZooRef(case.name, case.options["target"])
@@ -195,6 +224,10 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
                               f"two eager runs differ: {verdict.reason}")
 
     reset_dynamo()
+    if p.get("freezing"):
+        import torch._inductor.config as inductor_config
+
+        inductor_config.freezing = True
     # Training steps of models with dropout only compare if inductor's random numbers are
     # eager's; this holds for the timed steps too (recorded in the speedup's extra).
     fallback_random = p["mode"] == "training" and match_eager_randomness()
@@ -232,7 +265,8 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     results = [
         result("speedup", [eager_ms / compiled_ms],
                extra={"rule": "median eager latency / median compiled latency",
-                      "rounds": len(samples["eager"]), "fallback_random": fallback_random}),
+                      "rounds": len(samples["eager"]), "fallback_random": fallback_random,
+                      **precision}),
         result("latency", samples["eager"], "eager"),
         result("latency", samples["compiled"], "compiled"),
         result("compile_time", [max(first_call_ms - eager_ms, 0.0)],

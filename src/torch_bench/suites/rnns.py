@@ -18,6 +18,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_choices,
     parse_positive_int,
 )
@@ -149,7 +150,7 @@ VARIANTS: dict[str, Variant] = {
     "vl_py": Variant(_loop_lstm("varlen_lstm_loop", scripted=False), VL_GROUP, False),
 }
 
-SIZE_OPTIONS = ("seq_length", "num_layers", "input_size", "hidden_size", "mini_batch")
+SIZE_OPTIONS = ("seq_length", "num_layers", "input_size", "hidden_size")
 
 
 OPTIONS = (
@@ -159,24 +160,26 @@ OPTIONS = (
     Option("num_layers", parse_positive_int, 1, "layers of cudnn, aten and jit_multilayer"),
     Option("input_size", parse_positive_int, 512, "input features"),
     Option("hidden_size", parse_positive_int, 512, "hidden features"),
-    Option("mini_batch", parse_positive_int, 64, "batch size"),
+    batch_size_option((64,), "batch sizes (fastrnns' miniBatch; a list runs each)"),
 )
 
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
-    sizes = {name: options[name] for name in SIZE_OPTIONS}
     cases = []
-    for name in options["variants"]:
-        variant = VARIANTS[name]
-        cases.append(CaseSpec(
-            suite=SUITE_NAME,
-            name=name,
-            params={**sizes, "device": device, "dtype": "float32",
-                    "num_layers": sizes["num_layers"] if variant.layered else 1},
-            outputs=(Output("forward_time", variant.group),
-                     Output("backward_time", f"{variant.group}-backward")),
-            options={"sizes": sizes},
-        ))
+    for batch in options["batch_size"]:
+        # recorded as fastrnns names it (mini_batch), so stored series keep their key
+        sizes = {**{name: options[name] for name in SIZE_OPTIONS}, "mini_batch": batch}
+        for name in options["variants"]:
+            variant = VARIANTS[name]
+            cases.append(CaseSpec(
+                suite=SUITE_NAME,
+                name=name,
+                params={**sizes, "device": device, "dtype": "float32",
+                        "num_layers": sizes["num_layers"] if variant.layered else 1},
+                outputs=(Output("forward_time", variant.group),
+                         Output("backward_time", f"{variant.group}-backward")),
+                options={"sizes": sizes},
+            ))
     return cases
 
 

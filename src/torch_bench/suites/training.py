@@ -1,9 +1,11 @@
 """The training suite: training-loss parity between native (eager) and compiled training.
 
-One tiny transformer text classifier is trained twice from identical initial weights and
-optimizer state (deep copies of one state dict each; the second run never reuses the first
-run's trained model), on the same batches in the same order: natively, and under
-`torch.compile` with the chosen backend.
+Each model is trained twice from identical initial weights and optimizer state (deep copies
+of one state dict each; the second run never reuses the first run's trained model), on the
+same batches in the same order: natively, and under `torch.compile` with the chosen backend.
+The default model is a tiny transformer text classifier (`text_classification`); `--models`
+also takes zoo models as the compile suite does, fitted to fixed random targets
+(`zoo.fitting`).
 
 Results (params include `backend`: `eager` for the native run, else the compile backend, and
 `runtime`: native or compiled):
@@ -20,18 +22,26 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from torch_bench.results.schema import Result, Status, failed, measured
-from torch_bench.suites.base import CaseContext, CaseSpec, Option, Output, Suite, parse_positive_int
+from torch_bench.suites.base import (
+    CaseContext,
+    CaseSpec,
+    Option,
+    Output,
+    Suite,
+    batch_size_option,
+    parse_positive_int,
+)
 from torch_bench.suites.compile import COMPILE_MODES, one_of, parse_backend, parse_bool
+from torch_bench.zoo.choices import optimizer_classes, parse_optimizer
 from torch_bench.zoo.textdata import parse_dataset
 
 SUITE_NAME = "training"
 CASE_NAME = "text_classification"
-OPTIMIZERS = ("adam", "adamw", "sgd")
 SEED = 0
 
 
@@ -45,14 +55,32 @@ def parse_positive_float(text: str) -> float:
     return value
 
 
+def parse_models(text: str) -> tuple[str, ...]:
+    """`text_classification` and/or zoo models, as the compile suite takes them."""
+    from torch_bench.zoo import format_ref, parse_ref
+
+    names = [part.strip() for part in str(text).split(",") if part.strip()]
+    if not names:
+        raise ValueError("expected at least one model")
+    parsed = tuple(n if n == CASE_NAME else format_ref(parse_ref(n)) for n in names)
+    if len(set(parsed)) != len(parsed):
+        raise ValueError(f"a model is given twice in {text!r}")
+    return parsed
+
+
 OPTIONS = (
+    Option("models", parse_models, (CASE_NAME,),
+           f"{CASE_NAME} (the built-in text classifier) and/or zoo models as in the compile "
+           "suite (fitted to fixed random targets)"),
     Option("backend", parse_backend, "inductor", "torch.compile backend of the compiled run"),
     Option("compile_mode", one_of(COMPILE_MODES), "default", "torch.compile mode"),
-    Option("optimizer", one_of(OPTIMIZERS), "adam", "optimizer (capturable where supported)"),
+    Option("optimizer", parse_optimizer, "adam",
+           "any torch.optim optimizer by class name: adam, adamw, sgd, rmsprop, ... "
+           "(capturable where supported)"),
     Option("lr", parse_positive_float, 1e-3, "learning rate"),
     Option("epochs", parse_positive_int, 3, "training epochs"),
     Option("samples", parse_positive_int, 512, "training samples"),
-    Option("batch_size", parse_positive_int, 32, "batch size"),
+    batch_size_option((32,)),
     Option("evaluate", parse_bool, False, "report accuracy on a held-out set"),
     Option("dataset", parse_dataset, "synthetic", "synthetic, or hf:NAME[:SPLIT] (needs the "
                                                   "datasets package and network)"),
@@ -63,11 +91,21 @@ OPTIONS = (
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     params = {k: options[k] for k in ("backend", "compile_mode", "optimizer", "lr", "epochs",
-                                      "samples", "batch_size", "dataset")}
+                                      "samples", "dataset")}
+    from torch_bench.zoo import parse_ref
+
     outputs = (Output("loss"), Output("epoch_time"), Output("loss_ratio"))
-    return [CaseSpec(SUITE_NAME, CASE_NAME, {**params, "device": device}, outputs,
-                     options={"evaluate": options["evaluate"],
-                              "loss_tolerance": options["loss_tolerance"]})]
+    cases = []
+    for model in options["models"]:
+        ref = None if model == CASE_NAME else parse_ref(model)
+        for batch in options["batch_size"]:
+            cases.append(CaseSpec(
+                SUITE_NAME, ref.name if ref else CASE_NAME,
+                {**params, "batch_size": batch, "device": device}, outputs,
+                options={"evaluate": options["evaluate"] and ref is None,
+                         "loss_tolerance": options["loss_tolerance"],
+                         "target": ref.target if ref else None}))
+    return cases
 
 
 @dataclass(frozen=True)
@@ -83,9 +121,7 @@ def make_optimizer(name: str, parameters, lr: float, device: str):
     (CUDA); returns it and whether capturable was set."""
     import inspect
 
-    import torch
-
-    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[name]
+    cls = optimizer_classes()[name]
     capturable = device.startswith("cuda") and \
         "capturable" in inspect.signature(cls.__init__).parameters
     kwargs = {"capturable": True} if capturable else {}
@@ -128,28 +164,74 @@ def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
     return TrainingRun(tuple(losses), tuple(epoch_losses), tuple(epoch_times), accuracy)
 
 
-def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
-    import torch
+@dataclass(frozen=True)
+class Subject:
+    """What is trained: a fresh model (same architecture every call) and how to train it."""
 
+    make_model: Callable[[], Any]
+    train: Callable[[Any, Any, Any], TrainingRun]  # (model, optimizer, compile_fn)
+
+
+def text_subject(case: CaseSpec, device: str) -> Subject:
     from torch_bench.zoo import textdata
     from torch_bench.zoo.builtin import TinyTextClassifier
-    from torch_bench.zoo.runtime import compiler
 
     p = case.params
     data = textdata.load(p["dataset"], p["samples"], seed=SEED)
     eval_data = textdata.load(p["dataset"], max(64, p["samples"] // 4), seed=SEED + 1,
                               offset=p["samples"]) if case.options["evaluate"] else None
+    return Subject(
+        lambda: TinyTextClassifier(vocab=textdata.VOCAB, seq_length=textdata.SEQ_LENGTH)
+        .to(device),
+        lambda model, optimizer, compile_fn: train(model, optimizer, data, eval_data, p,
+                                                   device, compile_fn))
+
+
+def zoo_subject(case: CaseSpec, device: str) -> Subject:
+    import torch
+
+    from torch_bench.zoo import ZooRef, build
+    from torch_bench.zoo.fitting import fit, random_targets
+    from torch_bench.zoo.runtime import place
+
+    p = case.params
+    example = place(build(ZooRef(case.name, case.options["target"]), p["batch_size"]), device,
+                    torch.float32)
+    targets = random_targets(example, SEED)
+    steps = max(1, p["samples"] // p["batch_size"])
+
+    def run(model, optimizer, compile_fn) -> TrainingRun:
+        losses, epoch_losses, times = fit(model, optimizer, replace(example, model=model),
+                                          targets, p["epochs"], steps, device, compile_fn)
+        return TrainingRun(tuple(losses), tuple(epoch_losses), tuple(times), None)
+
+    return Subject(lambda: copy.deepcopy(example.model), run)
+
+
+def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
+    import torch
+
+    from torch_bench.zoo.runtime import compiler
+
+    p = case.params
     torch.manual_seed(SEED)
-    initial = TinyTextClassifier(vocab=textdata.VOCAB, seq_length=textdata.SEQ_LENGTH)
-    initial.to(ctx.device)
+    try:
+        subject = zoo_subject(case, ctx.device) if case.options.get("target") \
+            else text_subject(case, ctx.device)
+    except Exception as exc:
+        message = f"loading the model: {type(exc).__name__}: {exc}"
+        return [failed(case.suite, case.name, out.metric, Status.MODEL_FAIL_TO_LOAD.value,
+                       message, params=case.params) for out in case.outputs]
+    torch.manual_seed(SEED)
+    initial = subject.make_model()
     weights = copy.deepcopy(initial.state_dict())
     first_optimizer, capturable = make_optimizer(p["optimizer"], initial.parameters(), p["lr"],
                                                  ctx.device)
     optimizer_state = copy.deepcopy(first_optimizer.state_dict())
 
     def fresh():
-        model = TinyTextClassifier(vocab=textdata.VOCAB, seq_length=textdata.SEQ_LENGTH)
-        model.to(ctx.device).load_state_dict(copy.deepcopy(weights))
+        model = subject.make_model()
+        model.load_state_dict(copy.deepcopy(weights))
         optimizer, _ = make_optimizer(p["optimizer"], model.parameters(), p["lr"], ctx.device)
         optimizer.load_state_dict(copy.deepcopy(optimizer_state))
         return model, optimizer
@@ -160,7 +242,7 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
             ("native", "eager", None),
             ("compiled", p["backend"], compiler(p["backend"], p["compile_mode"]))):
         try:
-            runs[runtime] = train(*fresh(), data, eval_data, p, ctx.device, compile_fn)
+            runs[runtime] = subject.train(*fresh(), compile_fn)
         except Exception as exc:
             from torch_bench.measure.memory import is_out_of_memory
 
@@ -216,7 +298,7 @@ def parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
 
 SUITE = Suite(
     name=SUITE_NAME,
-    description="training-loss parity: a tiny transformer trained natively and compiled",
+    description="training-loss parity: models trained natively and compiled",
     options=OPTIONS,
     plan=plan,
     run_case=run_case,

@@ -18,6 +18,7 @@ from typing import Any
 
 from torch_bench.errors import UserError
 from torch_bench.measure.timer import measure
+from torch_bench.models.dtypes import dtype_list_parser
 from torch_bench.results.schema import Result, Status, failed, measured
 from torch_bench.suites.base import (
     CaseContext,
@@ -25,6 +26,7 @@ from torch_bench.suites.base import (
     Option,
     Output,
     Suite,
+    batch_size_option,
     parse_int_list,
     parse_name_list,
     parse_positive_int,
@@ -80,18 +82,23 @@ def _parse_compile(text: str) -> str:
     backend = str(text).strip()
     if not backend:
         raise ValueError("expected a torch.compile backend name or 'none'")
-    return "none" if backend.lower() in FALSE_WORDS + ("none",) else backend
+    if backend.lower() in FALSE_WORDS + ("none",):
+        return "none"
+    from torch_bench.zoo.choices import check_backend
+
+    return check_backend(backend)
 
 
 OPTIONS = (
     Option("models", _parse_models, ("tiny-bert", "tiny-gpt2", "tiny-t5"),
            "models: built-in tiny-bert, tiny-gpt2, tiny-t5; a config.json path; or a Hub id "
            "(configuration only, fetched when online)"),
-    Option("batch_sizes", parse_int_list, (8,), "batch sizes of the grid"),
+    batch_size_option((8,), "batch sizes of the grid"),
     Option("seq_lengths", parse_int_list, (8, 32, 128), "sequence lengths of the grid"),
     Option("mode", _choices(MODES), MODES, "inference (no grad) and/or train (loss, backward)"),
-    Option("dtype", _choices(DTYPE_NAMES), ("fp32",),
-           "fp32, fp16, bf16 (a list runs each); unsupported ones report skipped"),
+    Option("dtype", dtype_list_parser(("float32", "float16", "bfloat16"), short=True),
+           ("fp32",), "fp32, fp16 (float16, half), bf16 (bfloat16); a list runs each; "
+                      "unsupported ones report skipped"),
     Option("torchscript", parse_bool, False, "trace inference with TorchScript"),
     Option("compile", _parse_compile, "none",
            "torch.compile backend for the measured model (inductor, eager, ...) or none"),
@@ -105,6 +112,11 @@ OPTIONS = (
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     if options["torchscript"] and options["compile"] != "none":
         raise UserError("--torchscript and --compile: choose one of them")
+    if "fp16" in options["dtype"] and not device.startswith("cuda"):
+        # The Hugging Face benchmark refuses this too ("Mixed precision is possible only
+        # for GPU"): CPU kernels for float16 are slow or missing, so the figures mislead.
+        raise UserError(f"--dtype fp16: half precision is measured on a GPU only (device "
+                        f"{device}); on CPU use bf16 or fp32")
     settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"]}
     return [
         CaseSpec(
@@ -120,7 +132,7 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         for model in options["models"]
         for mode in options["mode"]
         for dtype in options["dtype"]
-        for batch in options["batch_sizes"]
+        for batch in options["batch_size"]
         for seq in options["seq_lengths"]
     ]
 

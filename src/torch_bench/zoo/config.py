@@ -5,6 +5,7 @@
       device: {cpu: [model], cuda: [model]}
       training: [model]            # not in training mode
       control_flow: [model]        # data-dependent control flow: not compiled
+      freezing: [model]            # not run with --freezing
     batch_size: {model: 8}         # overrides the model's default batch size
     tolerance:
       default: 1.0e-4              # the default class
@@ -15,6 +16,7 @@
       fp64_reference: true         # judge a failing comparison against a float64 run
       classes: {higher: [model], even_higher: [model], cosine: [model]}
     slow: [model]                  # run only with --include-slow
+    very_slow: [model]             # run only with --include-very-slow
     non_deterministic: [model]     # eager runs may differ: compare by cosine similarity
 
 Every key is optional. Unknown keys and bad values raise `UserError` naming the key's path.
@@ -51,6 +53,7 @@ class CompileConfig:
     skip_device: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     skip_training: tuple[str, ...] = ()
     skip_control_flow: tuple[str, ...] = ()
+    skip_freezing: tuple[str, ...] = ()
     batch_size: Mapping[str, int] = field(default_factory=dict)
     tolerances: Mapping[str, float] = field(
         default_factory=lambda: {"default": 1e-4, "higher": 1e-3, "even_higher": 1e-2})
@@ -60,9 +63,11 @@ class CompileConfig:
     cosine_threshold: float = 0.99
     fp64_reference: bool = True
     slow: tuple[str, ...] = ()
+    very_slow: tuple[str, ...] = ()
     non_deterministic: tuple[str, ...] = ()
 
-    def skip_reason(self, model: str, device: str, mode: str, include_slow: bool) -> str | None:
+    def skip_reason(self, model: str, device: str, mode: str, include_slow: bool,
+                    include_very_slow: bool = False, freezing: bool = False) -> str | None:
         """Why `model` is not run in this configuration, or None."""
         kind = device.split(":")[0]
         rules = (
@@ -71,7 +76,10 @@ class CompileConfig:
             (mode == "training" and model in self.skip_training, "listed in skip.training"),
             (model in self.skip_control_flow,
              "data-dependent control flow (listed in skip.control_flow)"),
+            (freezing and model in self.skip_freezing, "listed in skip.freezing"),
             (model in self.slow and not include_slow, "slow (listed in slow; --include-slow)"),
+            (model in self.very_slow and not include_very_slow,
+             "very slow (listed in very_slow; --include-very-slow)"),
         )
         return next((reason for hit, reason in rules if hit), None)
 
@@ -127,8 +135,8 @@ def _bool(value: Any, where: str) -> bool:
     return value
 
 
-TOP_KEYS = ("skip", "batch_size", "tolerance", "slow", "non_deterministic")
-SKIP_KEYS = ("all", "device", "training", "control_flow")
+TOP_KEYS = ("skip", "batch_size", "tolerance", "slow", "very_slow", "non_deterministic")
+SKIP_KEYS = ("all", "device", "training", "control_flow", "freezing")
 TOLERANCE_KEYS = (*TOLERANCE_CLASSES, "dtype", "cosine_threshold", "fp64_reference", "classes")
 
 
@@ -153,6 +161,7 @@ def parse_compile_config(data: Any, source: str) -> CompileConfig:
         skip_device={k: _names(v, f"{where}skip.device.{k}") for k, v in devices.items()},
         skip_training=_names(skip.get("training"), where + "skip.training"),
         skip_control_flow=_names(skip.get("control_flow"), where + "skip.control_flow"),
+        skip_freezing=_names(skip.get("freezing"), where + "skip.freezing"),
         batch_size={k: _positive(v, f"{where}batch_size.{k}", int) for k, v in sizes.items()},
         tolerances={c: _positive(tol[c], f"{where}tolerance.{c}") if c in tol
                     else defaults.tolerances[c] for c in TOLERANCE_CLASSES},
@@ -163,6 +172,7 @@ def parse_compile_config(data: Any, source: str) -> CompileConfig:
         cosine_threshold=float(threshold),
         fp64_reference=_bool(tol.get("fp64_reference", True), where + "tolerance.fp64_reference"),
         slow=_names(top.get("slow"), where + "slow"),
+        very_slow=_names(top.get("very_slow"), where + "very_slow"),
         non_deterministic=_names(top.get("non_deterministic"), where + "non_deterministic"),
     )
 
