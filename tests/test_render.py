@@ -204,7 +204,7 @@ def test_built_site_escapes_text_and_ships_plotly(tmp_path):
     from torch_bench.store.reader import load_history
 
     site = build_site(load_history(tmp_path / "data"), tmp_path / "site")
-    assert (site / paths.PLOTLY_FILE).read_bytes() == plotly_js().read_bytes()
+    assert (site / paths.PLOTLY_FILE).read_bytes() == plotly_js()
     html = "\n".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
     assert "<img src=x" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=window.__xss=1&gt;" in html
@@ -281,3 +281,16 @@ def test_wheel_ships_templates_and_static_assets(tmp_path):
     expected |= {f"torch_bench/render/static/{p.name}" for p in (root / "site").iterdir()
                  if p.suffix in (".css", ".js")}
     assert expected and expected <= shipped
+
+
+def test_site_ships_the_partial_plotly_bundle_and_no_script_over_1_5_mb(tmp_path):
+    write_history(tmp_path / "data")
+    from torch_bench.store.reader import load_history
+
+    site = build_site(load_history(tmp_path / "data"), tmp_path / "site")
+    bundle = (site / paths.PLOTLY_FILE).read_bytes()
+    assert b"plotly.js (basic - minified)" in bundle[:200]
+    scripts = list(site.rglob("*.js"))
+    assert scripts and all(s.stat().st_size < 1_500_000 for s in scripts)
+    benchmark_page = next((site / "bench").glob("*.html")).read_text(encoding="utf-8")
+    assert f'src="../{paths.PLOTLY_FILE}"' in benchmark_page

@@ -11,7 +11,8 @@ from torch_bench.render.model import Series, run_file_key, safe_key
 JSON_DIR = "json"
 BENCHMARK_DIR = "bench"  # not "benchmarks": the Action's default data folder has that name
 STATIC_DIR = "static"
-PLOTLY_FILE = f"{STATIC_DIR}/plotly.min.js"
+# Versioned name: a browser never pairs a cached older bundle with newer pages.
+PLOTLY_FILE = f"{STATIC_DIR}/plotly-basic-4.1.1.min.js"
 INDEX_PAGE = "index.html"
 TRAINING_PAGE = "training.html"
 COMPARE_PAGE = "compare.html"

@@ -42,7 +42,8 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
 
     def page(path: str, template: str, context: dict[str, Any]) -> None:
         site_pages.append(Page(path, template, {**context, "nav": nav, "page_path": path,
-                                                "root": paths.root_of(path)}))
+                                                "root": paths.root_of(path),
+                                                "plotly_file": paths.PLOTLY_FILE}))
 
     page(paths.INDEX_PAGE, "overview.html", pages.overview_context(model, marks))
     for suite in model.suites():
