@@ -20,6 +20,7 @@ from torch_bench.render import paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, EnvChange
 from torch_bench.render.model import Point, Series, SiteModel
+from torch_bench.render.noise_band import NoiseBand
 
 TRAINING_RUNS = 10  # the training page offers this many recent runs
 
@@ -120,13 +121,22 @@ def runs_payload(model: SiteModel) -> list[dict[str, Any]]:
     ]
 
 
-def benchmarks_payload(model: SiteModel) -> list[dict[str, Any]]:
-    """Index of every series; run files refer to series by position in this list."""
-    return [
-        {"title": s.title, "suite": s.suite, "params": s.params_text, "unit": s.unit,
-         "direction": s.direction, "page": paths.benchmark_page(s)}
-        for s in model.series
-    ]
+def benchmarks_payload(model: SiteModel,
+                       bands: Mapping[str, NoiseBand] | None = None) -> list[dict[str, Any]]:
+    """Index of every series; run files refer to series by position in this list. `noise`:
+    the largest |ln(b / a)| between two runs that is still noise (null: unknown, so never
+    coloured) and the minimum effect, as noise_band.py decides them."""
+    bands = bands or {}
+    out = []
+    for s in model.series:
+        band = bands.get(s.key)
+        width = band.log_half_width if band else None
+        out.append({"title": s.title, "suite": s.suite, "params": s.params_text, "unit": s.unit,
+                    "direction": s.direction, "page": paths.benchmark_page(s),
+                    "noise": {"log_band": None if width is None else rounded(width),
+                              "min_effect": band.min_effect if band else None,
+                              "text": band.describe() if band else ""}})
+    return out
 
 
 def run_values_payload(model: SiteModel, run_id: str,

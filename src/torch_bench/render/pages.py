@@ -9,14 +9,10 @@ from typing import Any
 
 from torch_bench.render import paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
-from torch_bench.render.formatting import (
-    change_class,
-    format_change,
-    format_value,
-    relative_change,
-)
+from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
 from torch_bench.render.model import Point, RunInfo, Series, SiteModel
+from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.results.schema import SUCCESS_STATUSES
 
@@ -131,6 +127,7 @@ class SuiteRow:
     vs_previous_css: str
     vs_baseline: str
     vs_baseline_css: str
+    noise: str  # hover text: the noise band the changes are judged against
     sparkline: str
     points: int
 
@@ -143,8 +140,11 @@ def baseline_point(series: Series, branch: str | None) -> Point | None:
     return None
 
 
-def suite_row(series: Series, baseline_branch: str | None) -> SuiteRow:
+def suite_row(series: Series, baseline_branch: str | None,
+              band: NoiseBand | None = None) -> SuiteRow:
+    """A suite table row; changes are coloured only beyond the rule's noise (noise_band.py)."""
     pts = series.points
+    band = band or noise_band(series, baseline_branch)
     latest = pts[-1] if pts else None
     previous = pts[-2] if len(pts) > 1 else None
     base = baseline_point(series, baseline_branch)
@@ -160,16 +160,20 @@ def suite_row(series: Series, baseline_branch: str | None) -> SuiteRow:
         latest=format_value(latest.median if latest else None, series.unit),
         latest_run=latest.run if latest else None,
         vs_previous=format_change(to_prev),
-        vs_previous_css=change_class(to_prev, series.direction),
+        vs_previous_css=change_css(to_prev, series.direction, band),
         vs_baseline=format_change(to_base),
-        vs_baseline_css=change_class(to_base, series.direction),
+        vs_baseline_css=change_css(to_base, series.direction, band),
+        noise=band.describe(),
         sparkline=sparkline_points([p.median for p in pts[-SPARKLINE_POINTS:]]),
         points=len(pts),
     )
 
 
-def suite_context(model: SiteModel, suite: str) -> dict:
-    rows = [suite_row(s, model.baseline_branch) for s in model.series if s.suite == suite]
+def suite_context(model: SiteModel, suite: str,
+                  bands: Mapping[str, NoiseBand] | None = None) -> dict:
+    bands = bands or {}
+    rows = [suite_row(s, model.baseline_branch, bands.get(s.key))
+            for s in model.series if s.suite == suite]
     filters = []
     for facet in FACETS:
         values = sorted({row.facets[facet.key] for row in rows if facet.key in row.facets},
@@ -220,7 +224,9 @@ def default_pair(model: SiteModel) -> tuple[RunInfo, RunInfo] | None:
     return base, newest
 
 
-def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
+def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
+                 bands: Mapping[str, NoiseBand] | None = None) -> list[dict]:
+    bands = bands or {}
     by_id = {s.benchmark_id: s for s in model.series}
     values_a = {r.benchmark_id: r for r in model.results_by_run.get(a.run_id, ())}
     values_b = {r.benchmark_id: r for r in model.results_by_run.get(b.run_id, ())}
@@ -231,18 +237,20 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
         va = ra.summary.median if ra is not None and ra.ok else None
         vb = rb.summary.median if rb is not None and rb.ok else None
         change = relative_change(vb, va)
+        band = bands.get(series.key) or noise_band(series, model.baseline_branch)
         rows.append({"series": series, "page": paths.benchmark_page(series),
                      "a": format_value(va, series.unit) if ra is None or ra.ok else ra.status,
                      "b": format_value(vb, series.unit) if rb is None or rb.ok else rb.status,
                      "ratio": f"{vb / va:.3f}" if va and vb is not None else "—",
                      "change": format_change(change),
-                     "css": change_class(change, series.direction)})
+                     "css": change_css(change, series.direction, band),
+                     "noise": band.describe()})
     return rows
 
 
-def compare_context(model: SiteModel) -> dict:
+def compare_context(model: SiteModel, bands: Mapping[str, NoiseBand] | None = None) -> dict:
     pair = default_pair(model)
-    return {"pair": pair, "rows": compare_rows(model, *pair) if pair else [],
+    return {"pair": pair, "rows": compare_rows(model, *pair, bands) if pair else [],
             "runs_file": paths.RUNS_INDEX, "benchmarks_file": paths.BENCHMARKS_INDEX}
 
 

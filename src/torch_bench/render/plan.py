@@ -11,6 +11,7 @@ from torch_bench.render import data, pages, paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import change_marks, env_changes
 from torch_bench.render.model import ChangePointFinder, SiteModel, no_change_points
+from torch_bench.render.noise_band import noise_band
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -34,6 +35,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
               change_point_window: int | None = None) -> SitePlan:
     marks = {s.key: change_marks(s, model.baseline_branch, finder, change_point_window)
              for s in model.series}
+    bands = {s.key: noise_band(s, model.baseline_branch, marks[s.key]) for s in model.series}
     siblings = data.overlay_siblings(model)
     site_pages: list[Page] = []
     data_files: list[tuple[str, Any]] = []
@@ -47,7 +49,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
 
     page(paths.INDEX_PAGE, "overview.html", pages.overview_context(model, marks))
     for suite in model.suites():
-        page(paths.suite_page(suite), "suite.html", pages.suite_context(model, suite))
+        page(paths.suite_page(suite), "suite.html", pages.suite_context(model, suite, bands))
     for series in model.series:
         path = paths.benchmark_page(series)
         facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
@@ -60,8 +62,8 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     data_files.append((paths.TRAINING_DATA, training))
     page(paths.TRAINING_PAGE, "training.html", pages.training_context(training))
     data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
-    data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model)))
-    page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model))
+    data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model, bands)))
+    page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model, bands))
     return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs))
 
 

@@ -378,6 +378,16 @@
       return td;
     }
 
+    // Coloured only beyond the noise band and the minimum effect the Python side wrote into
+    // benchmarks.json (render/noise_band.py); unknown noise is never coloured.
+    function changeClass(ratio, bench) {
+      const noise = bench.noise || {};
+      if (ratio == null || ratio <= 0 || noise.log_band == null) return "same";
+      if (Math.abs(Math.log(ratio)) <= noise.log_band ||
+          Math.abs(ratio - 1) < noise.min_effect) return "same";
+      return (ratio < 1) === (bench.direction === "lower") ? "better" : "worse";
+    }
+
     function showRun(letter, run) {
       document.getElementById("run-" + letter + "-date").textContent = run.date;
       document.getElementById("run-" + letter + "-branch").textContent = run.branch;
@@ -403,10 +413,7 @@
         const vb = values[1].get(pos);
         const show = (v) => v == null ? "—" : v.median == null ? v.status : formatNumber(v.median);
         const ratio = va && vb && va.median && vb.median != null ? vb.median / va.median : null;
-        let css = "same";
-        if (ratio != null && Math.abs(ratio - 1) >= 0.01) {
-          css = (ratio < 1) === (bench.direction === "lower") ? "better" : "worse";
-        }
+        const css = changeClass(ratio, bench);
         const row = document.createElement("tr");
         const name = document.createElement("td");
         const link = document.createElement("a");
@@ -417,6 +424,7 @@
                    cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
                    cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
                         ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
+        row.lastChild.title = (bench.noise && bench.noise.text) || "";
         body.appendChild(row);
       });
       table.tBodies[0].replaceWith(body);
