@@ -133,7 +133,8 @@ def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url
     for chart in ("[data-summary-chart='0']", "[data-summary-chart='1']"):
         wait_rendered(page, chart)
         assert trace_lengths(page, chart) == [[None, RUNS]]
-    assert page.locator("figcaption").first.inner_text().startswith("geometric-mean speedup")
+    assert page.locator("figure.summary figcaption").first.inner_text().startswith(
+        "geometric-mean speedup")
     assert visible_rows(page, "#recent-runs") == min(RUNS, 15)
     page.select_option("select[data-row-filter='branch']", XSS_BRANCH)
     assert visible_rows(page, "#recent-runs") == RUNS - MAIN_RUNS
@@ -257,3 +258,28 @@ def test_compare_page_switches_runs(page, base_url):
     page.fill("#compare-search", "gpt2")
     assert visible_rows(page, table) == 4
     assert not xss_fired(page)
+
+
+def test_trend_cards_put_changes_first_and_draw_only_as_they_scroll_into_view(browser, base_url):
+    context = browser.new_context(viewport={"width": 900, "height": 420})
+    tab = context.new_page()
+    fetched: list[str] = []
+    tab.on("request", lambda r: fetched.append(r.url) if "/json/trend/" in r.url else None)
+    try:
+        tab.goto(base_url + "index.html")
+        cards = tab.locator("figure.trend")
+        total = cards.count()
+        assert total > 8
+        # the synthetic step (+25% latency) is flagged as a regression and comes first
+        assert "change point +25.0%" in cards.first.inner_text()
+        assert "worse" in cards.first.get_attribute("class")
+        tab.wait_for_selector("figure.trend[data-rendered='1']", timeout=15000)
+        assert 0 < len(fetched) < total  # the cards far below the fold were not fetched
+        assert tab.locator("figure.trend").last.get_attribute("data-rendered") is None
+        tab.locator("figure.trend").last.scroll_into_view_if_needed()
+        tab.wait_for_selector("figure.trend:last-of-type[data-rendered='1']", timeout=15000)
+        flagged = tab.locator("figure.trend.worse").first
+        assert flagged.locator("svg .cp.worse").count() == 1  # its change point, as a diamond
+        assert flagged.locator("svg rect.band").count() == 1  # and the noise band
+    finally:
+        context.close()

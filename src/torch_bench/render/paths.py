@@ -33,6 +33,10 @@ def series_data(series: Series) -> str:
     return f"{JSON_DIR}/series/{series.key}.json"
 
 
+def trend_data(series: Series) -> str:
+    return f"{JSON_DIR}/trend/{series.key}.json"
+
+
 def run_data(run_id: str) -> str:
     return f"{JSON_DIR}/runs/{run_file_key(run_id)}.json"
 

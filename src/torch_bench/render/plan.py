@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from torch_bench.render import data, pages, paths
+from torch_bench.render import data, pages, paths, trends
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import change_marks, env_changes
 from torch_bench.render.model import ChangePointFinder, SiteModel, no_change_points
@@ -47,15 +47,22 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
                                                 "root": paths.root_of(path),
                                                 "plotly_file": paths.PLOTLY_FILE}))
 
-    page(paths.INDEX_PAGE, "overview.html", pages.overview_context(model, marks))
+    cards = trends.trend_cards(model, marks, bands)
+    page(paths.INDEX_PAGE, "overview.html", {**pages.overview_context(model, marks),
+                                              "trends": cards[:trends.OVERVIEW_TRENDS],
+                                              "trend_total": len(cards)})
     for suite in model.suites():
-        page(paths.suite_page(suite), "suite.html", pages.suite_context(model, suite, bands))
+        page(paths.suite_page(suite), "suite.html", {
+            **pages.suite_context(model, suite, bands),
+            "trends": [c for c in cards if c.series.suite == suite]})
     for series in model.series:
         path = paths.benchmark_page(series)
         facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
         overlays = data.overlay_entries(siblings.get(series.key, {}), facet_param, path)
         data_files.append((paths.series_data(series), data.series_payload(
             series, env_changes(series.points), marks[series.key], overlays)))
+        data_files.append((paths.trend_data(series), trends.trend_payload(
+            series, marks[series.key], bands[series.key], model.baseline_branch)))
         page(path, "benchmark.html", pages.benchmark_context(
             model, series, marks[series.key], [*overlays, *ENV_OVERLAYS]))
     training = data.training_payload(model)

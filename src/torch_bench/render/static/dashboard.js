@@ -65,9 +65,82 @@
     });
   }
 
+  // -- Small-multiple trends (overview and suite pages) ----------------------------------------
+  // Each card fetches its trend file (render/trends.py) only when it scrolls near the view, and
+  // is drawn as a plain SVG: cheap enough for hundreds of cards without holding up input.
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function svgElement(name, attributes) {
+    const element = document.createElementNS(SVG, name);
+    Object.keys(attributes).forEach((key) => element.setAttribute(key, attributes[key]));
+    return element;
+  }
+
+  function drawTrend(holder, trend) {
+    const width = holder.clientWidth || 230;
+    const height = holder.clientHeight || 64;
+    const pad = 4;
+    const values = trend.median;
+    const all = values.concat(trend.band || []);
+    let low = Math.min.apply(null, all);
+    let high = Math.max.apply(null, all);
+    const span = Math.max(high - low, 0.05 * Math.abs(low + high) / 2) || 1;
+    low = (low + high) / 2 - span / 2;
+    high = low + span;
+    const x = (i) => pad + i * (width - 2 * pad) / Math.max(values.length - 1, 1);
+    const y = (v) => height - pad - (v - low) / (high - low) * (height - 2 * pad);
+    const svg = svgElement("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
+                                    "aria-label": "trend of the last " + values.length + " runs" });
+    if (trend.band) {
+      const band = svgElement("rect", { class: "band", x: 0, width: width,
+                                        y: y(trend.band[1]), height: Math.max(y(trend.band[0]) - y(trend.band[1]), 1) });
+      const title = svgElement("title", {});
+      title.textContent = "noise band " + formatNumber(trend.band[0]) + " – " + formatNumber(trend.band[1]);
+      band.appendChild(title);
+      svg.appendChild(band);
+    }
+    svg.appendChild(svgElement("polyline", {
+      class: "line", points: values.map((v, i) => x(i).toFixed(1) + "," + y(v).toFixed(1)).join(" "),
+    }));
+    trend.change_points.forEach((c) => {
+      const cx = x(c.index);
+      const cy = y(values[c.index]);
+      const diamond = svgElement("path", {
+        class: "cp " + (c.regression ? "worse" : "better"),
+        d: "M" + cx + " " + (cy - 5) + "l5 5l-5 5l-5 -5z",
+      });
+      svg.appendChild(diamond);
+    });
+    holder.replaceChildren(svg);
+  }
+
+  function setupTrends() {
+    const cards = Array.from(document.querySelectorAll("[data-trend]"));
+    if (!cards.length) return;
+    function show(card) {
+      const holder = card.querySelector(".trend-chart");
+      fetchJSON(card.dataset.trend)
+        .then((trend) => { drawTrend(holder, trend); markRendered(card); })
+        .catch((error) => showProblem(holder, "Could not load the data: " + error.message));
+    }
+    if (!("IntersectionObserver" in window)) {
+      cards.forEach(show);
+      return;
+    }
+    const observer = new IntersectionObserver((entries) => {
+      entries.forEach((entry) => {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        show(entry.target);
+      });
+    }, { rootMargin: "200px 0px" });
+    cards.forEach((card) => observer.observe(card));
+  }
+
   // -- Overview --------------------------------------------------------------------------------
   function overviewPage() {
     setupRowFilters();
+    setupTrends();
     const source = document.getElementById("summary-data");
     if (!source) return;
     const charts = JSON.parse(source.textContent);
@@ -88,6 +161,7 @@
 
   // -- Suite -----------------------------------------------------------------------------------
   function suitePage() {
+    setupTrends();
     const search = document.getElementById("search");
     const selects = Array.from(document.querySelectorAll("select[data-facet]"));
     const rows = Array.from(document.querySelectorAll("#suite-table tbody tr"));
