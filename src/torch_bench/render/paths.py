@@ -19,6 +19,9 @@ COMPARE_PAGE = "compare.html"
 RUNS_INDEX = f"{JSON_DIR}/runs.json"
 BENCHMARKS_INDEX = f"{JSON_DIR}/benchmarks.json"
 TRAINING_DATA = f"{JSON_DIR}/training.json"
+# What earlier builds learned, so the next build only extends it (render/build.py).
+BUILD_CACHE_DIR = ".torch-bench-cache"
+CHANGE_POINT_MEMO = f"{BUILD_CACHE_DIR}/changepoints.json"
 
 
 def suite_page(suite: str) -> str:
@@ -43,7 +46,8 @@ def run_data(run_id: str) -> str:
 
 # Top-level names a build writes; anything else found in the output folder is not the site's.
 SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", BENCHMARK_DIR,
-                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site"})
+                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site",
+                        BUILD_CACHE_DIR})
 
 
 def root_of(page: str) -> str:
