@@ -171,9 +171,11 @@ def test_compare_defaults_to_the_newest_run_against_the_baseline(model):
 def test_training_table_puts_compiled_next_to_eager(model):
     payload = training_payload(model)
     context = training_context(payload)
-    [row] = context["rows"]
-    assert row["backend"] == "inductor" and row["name"] == "mlp"
-    assert float(row["ratio"]) < 1  # the synthetic compiled run ends lower
+    cnn, mlp = context["rows"]  # one row per model: native and compiled side by side
+    assert mlp["backend"] == "inductor" and mlp["name"] == "mlp"
+    assert mlp["params"] == "optimizer=adam"  # runtime and backend are the columns
+    assert float(mlp["ratio"]) < 1  # the synthetic compiled run ends lower
+    assert cnn["ratio"] == "1.000" and cnn["eager"] == cnn["compiled"]
 
 
 @pytest.mark.parametrize("change, direction, expected", [

@@ -152,14 +152,20 @@ def run_values_payload(model: SiteModel, run_id: str,
     return {"run": run_id, "values": values}
 
 
+# Params that tell the native run from the compiled one: the curves differing only in these
+# are drawn in one chart and paired in one table row.
+TRAINING_RUN_PARAMS = ("backend", "runtime")
+
+
 def training_payload(model: SiteModel) -> dict[str, Any]:
     """Loss curves of the most recent runs with training results, newest first."""
     runs = []
     for info in reversed(model.runs):
         curves = [
             {"name": r.name, "backend": str(r.params.get("backend", "eager")),
+             "runtime": str(r.params.get("runtime", "")),
              "params": ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())
-                                 if k != "backend"),
+                                 if k not in TRAINING_RUN_PARAMS),
              "loss": [float(x) for x in r.extra.get("loss_curve") or ()]}
             for r in model.results_by_run.get(info.run_id, ())
             if r.suite == "training" and r.metric == "loss"

@@ -20,6 +20,7 @@ from typing import Any
 from torch_bench.render import paths
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
+from torch_bench.render.measured import NOT_MEASURED, was_measured
 from torch_bench.render.model import Series, SiteModel
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_medians
 from torch_bench.results.schema import SUCCESS_STATUSES
@@ -49,7 +50,8 @@ def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
     latest = series.points[-1].median if series.points else None
     return TrendCard(series=series, page=paths.benchmark_page(series),
                      data_file=paths.trend_data(series),
-                     latest=f"{format_value(latest, series.unit)} {series.unit}", flag=flag,
+                     latest=f"{format_value(latest, series.unit)} {series.unit}"
+                     if was_measured(latest, series.unit) else NOT_MEASURED, flag=flag,
                      css=css)
 
 

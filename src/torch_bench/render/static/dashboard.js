@@ -408,22 +408,39 @@
     groups.forEach((curves, title) => {
       const figure = document.createElement("figure");
       const caption = document.createElement("figcaption");
-      caption.textContent = title;
+      const same = curves.length > 1 && curves.every((c) => sameCurve(c.loss, curves[0].loss));
+      caption.textContent = title + (same ? " — the curves are identical" : "");
       const chart = document.createElement("div");
       chart.className = "chart small loss-chart";
       figure.append(caption, chart);
       holder.appendChild(figure);
-      const traces = curves.map((curve) => ({
-        y: curve.loss, x: curve.loss.map((_, i) => i + 1), type: "scatter", mode: "lines",
-        name: curve.backend, meta: curve.backend,
-        line: curve.backend === "eager" ? { color: t.muted, dash: "dot" } : {},
-        hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(curve.backend) + "</extra>",
-      }));
+      // Native first and wide underneath, so a compiled curve on top of it stays visible.
+      const ordered = curves.slice().sort((a, b) => Number(isNative(b)) - Number(isNative(a)));
+      const traces = ordered.map((curve) => {
+        const label = isNative(curve) ? "native (" + curve.backend + ")" : curve.backend;
+        return {
+          y: curve.loss, x: curve.loss.map((_, i) => i + 1), type: "scatter", mode: "lines",
+          name: label, meta: curve.backend,
+          line: isNative(curve) ? { color: t.muted, width: 6 } : { width: 2 },
+          opacity: isNative(curve) ? 0.45 : 1,
+          hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(label) + "</extra>",
+        };
+      });
       Plotly.newPlot(chart, traces, baseLayout({
-        showlegend: true, xaxis: { title: { text: "step" }, gridcolor: t.line },
-        yaxis: { title: { text: "loss" }, gridcolor: t.line },
+        showlegend: true,
+        xaxis: { type: "linear", title: { text: "step" }, gridcolor: t.line, automargin: true },
+        yaxis: { title: { text: "loss" }, gridcolor: t.line, automargin: true },
       }), PLOT_CONFIG).then(() => markRendered(chart));
     });
+  }
+
+  function isNative(curve) {
+    return curve.runtime === "native" || curve.backend === "eager";
+  }
+
+  function sameCurve(a, b) {
+    if (a.length !== b.length) return false;
+    return a.every((v, i) => Math.abs(v - b[i]) <= 1e-9 * Math.max(Math.abs(v), Math.abs(b[i]), 1e-30));
   }
 
   // -- Compare ---------------------------------------------------------------------------------
