@@ -131,6 +131,7 @@ INPUTS: tuple[Input, ...] = (
     Input("fail-on-regression", _bool, "false"),
     Input("baseline", _baseline, "auto"),
     Input("keep-runs", _non_negative_int, "0"),
+    Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
 )
 

@@ -8,6 +8,7 @@ import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from torch_bench.action.context import RunContext
@@ -158,6 +159,26 @@ def retain(target: Target, creds: Credentials | None, keep: int) -> None:
                        f"torch-bench: keep the newest {keep} runs per benchmark",
                        log=lambda line: print(line, file=sys.stderr))
     print("history pruned" if report.commit else "history within retention", file=sys.stderr)
+
+
+def compaction_month(today: date, months: int) -> str:
+    """"YYYY-MM" of the month `months` months before `today`'s: the months before it are
+    folded into archives."""
+    index = today.year * 12 + today.month - 1 - months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def compact(target: Target, creds: Credentials | None, months: int,
+            today: date | None = None) -> None:
+    """History retention: fold the run files of months older than `months` months into one
+    compressed archive per month (`data compact`, per-iteration samples kept)."""
+    before = compaction_month(today or datetime.now(timezone.utc).date(), months)
+    report = edit_data(target, creds,
+                       lambda data: cli("data", "compact", "--data", data, "--before", before,
+                                        "--keep-samples"),
+                       f"torch-bench: compact run files of months before {before}",
+                       log=lambda line: print(line, file=sys.stderr))
+    print("history compacted" if report.commit else "nothing to compact", file=sys.stderr)
 
 
 def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
