@@ -27,7 +27,7 @@ Results are in index order; list them newest first by reversing.
 
 `find_change_points_whole(values, memo)` searches a whole history of any length in fixed
 chunks, remembering the answer of every chunk that can no longer change, so each new run costs
-one chunk's search however long the history is (see the comment above it).
+at most two chunk searches however long the history is (see the comment above it).
 """
 
 from __future__ import annotations
@@ -182,9 +182,9 @@ def commit_range(point: ChangePoint, commits: Sequence[str]) -> tuple[str, str]:
 # on when the series was analysed, so the result is the same with a warm or a cold memo. The
 # segments are then described (and small or transient changes merged) over the whole series.
 
-STRIDE = 50
+STRIDE = 25
 CONTEXT = 25
-MEMO_VERSION = "1"  # part of every memo key: change it when the search itself changes
+MEMO_VERSION = "2"  # part of every memo key: change it when the search itself changes
 
 
 def chunk_key(values: np.ndarray) -> str:

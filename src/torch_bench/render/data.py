@@ -143,8 +143,10 @@ def run_values_payload(model: SiteModel, run_id: str,
                        positions: Mapping[str, int]) -> dict[str, Any]:
     """One run's values: [series position, median or null, status] per result."""
     values = []
-    for result in model.results_by_run.get(run_id, ()):
-        position = positions.get(result.benchmark_id)
+    results = model.results_by_run.get(run_id, ())
+    ids = model.ids_by_run.get(run_id) or tuple(r.benchmark_id for r in results)
+    for bid, result in zip(ids, results, strict=True):
+        position = positions.get(bid)
         if position is None:
             continue
         median = result.summary.median if result.ok else None
