@@ -112,6 +112,13 @@ def wait_rendered(page, selector):
     page.wait_for_selector(f"{selector}[data-rendered='1']", timeout=15000)
 
 
+def interactive_trend(page):
+    """The benchmark page's trend, drawn first as SVG, made interactive by pointing at it."""
+    wait_rendered(page, "#trend")
+    page.hover("#trend")
+    page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
+
+
 def trace_lengths(page, selector):
     return page.eval_on_selector(
         selector, "el => el.data.map(t => [t.meta || t.name, t.x.length])")
@@ -171,7 +178,7 @@ def test_suite_search_and_facets_reduce_the_rows(page, base_url, site):
 
 def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     lengths = dict(trace_lengths(page, "#trend"))
     assert lengths["median"] == RUNS
     assert lengths["change-points"] == 1
@@ -190,7 +197,7 @@ def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, 
 
 def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     page.select_option("#overlay", "dtype")
     page.wait_for_function("() => document.getElementById('trend').data.length === 2")
     names = page.eval_on_selector("#trend", "el => el.data.map(t => t.name)")
@@ -206,7 +213,7 @@ def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
 
 def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
     box = point.bounding_box()
     with page.context.expect_page() as opened:
@@ -224,7 +231,7 @@ def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, s
 def test_hostile_benchmark_name_stays_text(page, base_url, site):
     [path] = benchmark_path(site, "img-src-x")
     visit(page, base_url, path)
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     assert XSS_NAME in page.inner_text("h1")
     page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
     assert XSS_MESSAGE in page.text_content("#trend .hoverlayer")
@@ -256,14 +263,14 @@ def test_training_page_draws_eager_and_compiled_loss_curves(page, base_url):
 def test_compare_page_switches_runs(page, base_url):
     visit(page, base_url, "compare.html")
     table = "#compare-table"
-    assert visible_rows(page, table) == 14  # server-side: newest run against main's newest
+    assert visible_rows(page, table) == 16  # server-side: newest run against main's newest
     assert "+25.0%" not in page.inner_text(table)
     page.wait_for_selector("#compare-form[data-ready='1']")
     assert page.locator("#run-a option").count() == RUNS
     page.select_option("#run-a", index=RUNS - 1)  # the oldest run, before the slowdown
     page.wait_for_selector(f"{table}[data-rendered='1']")
     assert page.inner_text("#run-a-commit") == sha_of(0)[:8]
-    assert visible_rows(page, table) == 14
+    assert visible_rows(page, table) == 16
     bert = page.locator(f"{table} tbody tr", has_text=BERT)
     assert "worse" in bert.locator("td").last.get_attribute("class")
     page.fill("#compare-search", "gpt2")
@@ -294,3 +301,16 @@ def test_trend_cards_put_changes_first_and_draw_only_as_they_scroll_into_view(br
         assert flagged.locator("svg rect.band").count() == 1  # and the noise band
     finally:
         context.close()
+
+
+def test_benchmark_page_draws_its_trend_without_loading_plotly(page, base_url, site):
+    loaded: list[str] = []
+    page.on("request", lambda r: loaded.append(r.url))
+    visit(page, base_url, trend_path(site, BERT))
+    wait_rendered(page, "#trend")
+    assert page.locator("#trend svg .line").count() == 1
+    assert page.locator("#trend svg .cp.worse").count() == 1  # the +25% step
+    assert not any("plotly" in url for url in loaded)
+    page.select_option("#branch", "main")  # a control asks for the interactive chart
+    page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
+    assert any("plotly" in url for url in loaded)

@@ -137,6 +137,20 @@
     cards.forEach((card) => observer.observe(card));
   }
 
+  const scripts = new Map();
+  function loadScript(url) {
+    if (!scripts.has(url)) {
+      scripts.set(url, new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = url;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error(url + ": could not be loaded"));
+        document.head.appendChild(script);
+      }));
+    }
+    return scripts.get(url);
+  }
+
   // -- Overview --------------------------------------------------------------------------------
   function overviewPage() {
     setupRowFilters();
@@ -363,17 +377,37 @@
       link.remove();
     }
 
+    // The trend is drawn at once as a plain SVG; Plotly (the heaviest script of the site) is
+    // loaded and run only when the reader points at the chart or changes a control, so a
+    // first visit never waits for it.
+    let interactive = null;
+    function makeInteractive() {
+      if (!interactive) {
+        interactive = loadScript(element.dataset.plotly).then(() => {
+          element.replaceChildren();
+          element.classList.remove("trend-chart", "large");  // the static chart's styles
+          return draw();
+        }).then(() => {
+          element.setAttribute("data-interactive", "1");
+          element.on("plotly_click", (event) => {
+            const url = event.points[0] && event.points[0].customdata;
+            if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+          });
+        }).catch((error) => showProblem(element, "Could not load the chart: " + error.message));
+      }
+      return interactive;
+    }
+
     load(element.dataset.series).then((loaded) => {
       series = loaded;
-      element.replaceChildren();
-      Object.values(controls).forEach((c) => c.addEventListener("change", draw));
+      drawTrend(element, { median: series.points.median, change_points: series.change_points,
+                           band: null });
+      markRendered(element);
+      element.addEventListener("pointerenter", makeInteractive);
+      element.addEventListener("focus", makeInteractive);
+      Object.values(controls).forEach((c) => c.addEventListener("change",
+        () => (element.hasAttribute("data-interactive") ? draw() : makeInteractive())));
       document.getElementById("download-csv").addEventListener("click", downloadCSV);
-      return draw().then(() => {
-        element.on("plotly_click", (event) => {
-          const url = event.points[0] && event.points[0].customdata;
-          if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
-        });
-      });
     }).catch((error) => showProblem(element, "Could not load the data: " + error.message));
   }
 
