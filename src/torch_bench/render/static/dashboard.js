@@ -158,18 +158,18 @@
     const source = document.getElementById("summary-data");
     if (!source) return;
     const charts = JSON.parse(source.textContent);
-    const t = theme();
+    // Plain SVG like the trend cards: the overview loads no chart library.
     document.querySelectorAll("[data-summary-chart]").forEach((element) => {
       const chart = charts[Number(element.dataset.summaryChart)];
-      const text = chart.x.map((date, i) =>
-        escapeText(chart.y[i]) + " " + escapeText(chart.unit) + "<br>" +
-        escapeText(chart.sha[i]) + " (" + escapeText(chart.branch[i]) + ")<br>" +
-        escapeText(date));
-      Plotly.newPlot(element, [{
-        x: chart.x, y: chart.y, text: text, type: "scatter", mode: "lines+markers",
-        hovertemplate: "%{text}<extra></extra>", line: { color: t.link }, marker: { size: 5 },
-      }], baseLayout({ xaxis: { type: "date", gridcolor: t.line } }), PLOT_CONFIG)
-        .then(() => markRendered(element));
+      element.classList.add("trend-chart", "summary-chart");
+      drawTrend(element, { median: chart.y, change_points: [], band: null });
+      const title = document.createElementNS(SVG, "title");
+      const last = chart.y.length - 1;
+      title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
+        chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
+      element.querySelector("svg").appendChild(title);
+      element.setAttribute("data-points", String(chart.y.length));
+      markRendered(element);
     });
   }
 
