@@ -29,6 +29,7 @@ With --growth: the data folder's size per run as run files and after monthly com
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
+    .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
 """
 
 from __future__ import annotations
@@ -302,6 +303,32 @@ def print_updates(sizes: list[int], benchmarks: int) -> None:
               f"{str(row['identical']):>9} {row['peak_mb']:>11.0f}", flush=True)
 
 
+# -- change points over a whole history ----------------------------------------------------------
+
+def print_change_point_costs(sizes: list[int]) -> None:
+    """Cold search of a whole history, then one more point with the memo the first left."""
+    import numpy as np
+
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    print("one benchmark's history, 1% noise, a +8% step a third of the way in")
+    print(f"{'points':>7} {'cold s':>7} {'+1 point ms':>11} {'searches':>8} {'found':>8}")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        values = 10 * np.exp(rng.normal(0, 0.01, n + 1))
+        values[n // 3:] *= 1.08
+        memo = ChangePointMemo()
+        started = time.perf_counter()
+        find_change_points_whole(values[:n], memo)
+        cold_s = time.perf_counter() - started
+        warm = ChangePointMemo(memo.kept())
+        started = time.perf_counter()
+        found = find_change_points_whole(values, warm)
+        update_ms = (time.perf_counter() - started) * 1000
+        print(f"{n:>7} {cold_s:>7.2f} {update_ms:>11.0f} {warm.searches:>8} "
+              f"{','.join(str(c.index) for c in found):>8}", flush=True)
+
+
 # -- data branch growth ---------------------------------------------------------------------------
 
 def folder_bytes(root: Path, compressed: bool) -> int:
@@ -355,7 +382,11 @@ def main() -> None:
                         help="time a one-run update against full builds (no browser)")
     parser.add_argument("--growth", action="store_true",
                         help="data folder size per run, with and without compaction")
+    parser.add_argument("--change-points", action="store_true",
+                        help="cost of the whole-history change-point search, cold and +1 run")
     args = parser.parse_args()
+    if args.change_points:
+        return print_change_point_costs(args.runs)
     if args.update:
         return print_updates(args.runs, args.benchmarks)
     if args.growth:
