@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
+from torch_bench.render import paths as site_paths
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
@@ -185,6 +187,8 @@ def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
     def build(data: Path) -> Path:
         cli("site", "--data", data, "--out", paths.site)
         (paths.site / ".nojekyll").write_text("")  # serve every file as it is
+        # Each job builds into a fresh folder, so the build cache would only grow the branch.
+        shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
         return paths.site
 
     report = publish_site(target, creds, build, log=lambda line: print(line, file=sys.stderr))
