@@ -439,6 +439,9 @@
       groups.get(key).push(curve);
     });
     const t = theme();
+    // Every figure is in the grid before any chart is drawn: a chart drawn while it was the
+    // only item would take the whole row's width and spill into its neighbour afterwards.
+    const drawings = [];
     groups.forEach((curves, title) => {
       const figure = document.createElement("figure");
       const caption = document.createElement("figcaption");
@@ -460,12 +463,13 @@
           hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(label) + "</extra>",
         };
       });
-      Plotly.newPlot(chart, traces, baseLayout({
+      drawings.push(() => Plotly.newPlot(chart, traces, baseLayout({
         showlegend: true,
         xaxis: { type: "linear", title: { text: "step" }, gridcolor: t.line, automargin: true },
         yaxis: { title: { text: "loss" }, gridcolor: t.line, automargin: true },
-      }), PLOT_CONFIG).then(() => markRendered(chart));
+      }), PLOT_CONFIG).then(() => markRendered(chart)));
     });
+    drawings.forEach((draw) => draw());
   }
 
   function isNative(curve) {
