@@ -20,31 +20,46 @@ a page that then draws one chart. Prints per history length:
 Targets: build in seconds at 1,000 runs; first visit under 1 MB plus Plotly, the same at
 100 and 1,000 runs.
 
+With --update: per history length, a full build of N - 1 runs, the update with the Nth run
+into the same folder (reusing the change-point memo kept there), a full build of N runs into
+a fresh folder, whether update and full build are byte-identical, and the process's peak
+RSS. Target: the update at most a quarter of the full build.
+With --growth: the data folder's size per run as run files and after monthly compaction.
+
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
+    .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
+    .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
+    .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import http.server
 import itertools
 import json
 import random
+import resource
 import shutil
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
 
 from torch_bench.metrics import get_metric
+from torch_bench.render import paths
 from torch_bench.render.build import build_site
 from torch_bench.render.model import no_change_points
 from torch_bench.render.writer import plotly_js
 from torch_bench.results.schema import Result, Run
 from torch_bench.results.stats import Summary
 from torch_bench.store.layout import run_path
+from torch_bench.store.plan import apply_plan, plan_compact
 from torch_bench.store.reader import History, load_history
+from torch_bench.store.scan import scan_folder
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -55,7 +70,17 @@ SAMPLES = 5
 
 # -- synthetic history --------------------------------------------------------------------------
 
-def benchmark_specs() -> list[tuple[str, str, str, dict]]:
+def benchmark_specs(count: int = 200) -> list[tuple[str, str, str, dict]]:
+    """`count` (suite, name, metric, params): the 200 below, then copies of them that differ
+    in a `variant` param."""
+    base = base_specs()
+    return [(suite, name, metric, {**params, **({"variant": k // len(base)} if k >= len(base)
+                                                 else {})})
+            for k, (suite, name, metric, params) in
+            ((k, base[k % len(base)]) for k in range(count))]
+
+
+def base_specs() -> list[tuple[str, str, str, dict]]:
     """200 (suite, name, metric, params)."""
     specs = []
     models = ("bert", "gpt2", "t5", "roberta", "distilbert")
@@ -95,9 +120,9 @@ def synthetic_result(spec, level: float, rng: random.Random) -> Result:
                   summary=summary)
 
 
-def synthetic_history(runs: int, seed: int = 0) -> History:
+def synthetic_history(runs: int, seed: int = 0, benchmarks: int = 200) -> History:
     rng = random.Random(seed)
-    specs = benchmark_specs()
+    specs = benchmark_specs(benchmarks)
     levels = [rng.uniform(0.5, 200.0) for _ in specs]
     history = []
     for i in range(runs):
@@ -151,7 +176,7 @@ def whole_history_file(history: History) -> str:
 
 
 WHOLE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
-<script src="../static/plotly.min.js"></script><script src="data.js"></script></head>
+<script src="../PLOTLY"></script><script src="data.js"></script></head>
 <body><div id="chart" style="width:900px;height:400px"></div><script>
 const runs = window.BENCHMARK_DATA.entries.transformers;
 const name = runs[0].benches[0].name;
@@ -187,7 +212,7 @@ def cold_visit(browser, url: str, rendered: str) -> tuple[int, int, float]:
     elapsed = page.evaluate("() => performance.now()")
     page.wait_for_load_state("networkidle")
     context.close()
-    plotly = sum(v for k, v in sizes.items() if k.endswith("plotly.min.js"))
+    plotly = sum(v for k, v in sizes.items() if k.endswith(paths.PLOTLY_FILE))
     return sum(sizes.values()) - plotly, plotly, elapsed
 
 
@@ -215,7 +240,8 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
     whole = site / "whole"
     whole.mkdir()
     (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
-    (whole / "index.html").write_text(WHOLE_PAGE, encoding="utf-8")
+    (whole / "index.html").write_text(WHOLE_PAGE.replace("PLOTLY", paths.PLOTLY_FILE),
+                                      encoding="utf-8")
     server, base = serve(site)
     try:
         first_bytes, plotly_bytes, _ = cold_visit(browser, base + "index.html",
@@ -235,16 +261,140 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
             "whole_mb": whole_bytes / 2**20, "whole_ms": whole_ms}
 
 
+# -- incremental update -------------------------------------------------------------------------
+
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def measure_update(runs: int, benchmarks: int, work: Path) -> dict:
+    """Full build of runs - 1, then the update with the newest run into the same folder, then
+    a full build of all runs into a fresh folder; the two results compared byte by byte."""
+    history = synthetic_history(runs, benchmarks=benchmarks)
+    started = time.perf_counter()
+    build_site(History(history.runs[:-1]), work / "site")
+    before_s = time.perf_counter() - started
+    started = time.perf_counter()
+    build_site(history, work / "site")
+    update_s = time.perf_counter() - started
+    started = time.perf_counter()
+    build_site(history, work / "fresh")
+    full_s = time.perf_counter() - started
+    return {"before_s": before_s, "update_s": update_s, "full_s": full_s,
+            "identical": tree_digest(work / "site") == tree_digest(work / "fresh"),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def print_updates(sizes: list[int], benchmarks: int) -> None:
+    print(f"synthetic history x {benchmarks} benchmarks; change points over the whole history")
+    print(f"{'runs':>6} {'full N-1 s':>10} {'update +1 s':>11} {'full N s':>9} "
+          f"{'update/full':>11} {'identical':>9} {'peak RSS MB':>11}")
+    for runs in sizes:
+        work = Path(tempfile.mkdtemp(prefix="site-update-"))
+        try:
+            row = measure_update(runs, benchmarks, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"{runs:>6} {row['before_s']:>10.1f} {row['update_s']:>11.1f} "
+              f"{row['full_s']:>9.1f} {row['update_s'] / row['full_s']:>11.2f} "
+              f"{str(row['identical']):>9} {row['peak_mb']:>11.0f}", flush=True)
+
+
+# -- change points over a whole history ----------------------------------------------------------
+
+def print_change_point_costs(sizes: list[int]) -> None:
+    """Cold search of a whole history, then one more point with the memo the first left."""
+    import numpy as np
+
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    print("one benchmark's history, 1% noise, a +8% step a third of the way in")
+    print(f"{'points':>7} {'cold s':>7} {'+1 point ms':>11} {'searches':>8} {'found':>8}")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        values = 10 * np.exp(rng.normal(0, 0.01, n + 1))
+        values[n // 3:] *= 1.08
+        memo = ChangePointMemo()
+        started = time.perf_counter()
+        find_change_points_whole(values[:n], memo)
+        cold_s = time.perf_counter() - started
+        warm = ChangePointMemo(memo.kept())
+        started = time.perf_counter()
+        found = find_change_points_whole(values, warm)
+        update_ms = (time.perf_counter() - started) * 1000
+        print(f"{n:>7} {cold_s:>7.2f} {update_ms:>11.0f} {warm.searches:>8} "
+              f"{','.join(str(c.index) for c in found):>8}", flush=True)
+
+
+# -- data branch growth ---------------------------------------------------------------------------
+
+def folder_bytes(root: Path, compressed: bool) -> int:
+    """Bytes of every file, zlib-compressed as git stores a blob when `compressed`."""
+    return sum(len(zlib.compress(p.read_bytes())) if compressed else p.stat().st_size
+               for p in root.rglob("*") if p.is_file())
+
+
+def measure_growth(runs: int, benchmarks: int, work: Path) -> dict:
+    """The data folder of `runs` hourly runs, as run files, then compacted by month with the
+    Action's settings (samples kept) and with samples summarised."""
+    history = synthetic_history(runs, benchmarks=benchmarks)
+    write_data_folder(history, work)
+    loose = folder_bytes(work, compressed=True)
+    out = {"loose": loose}
+    for label, summarise in (("kept", False), ("summarised", True)):
+        copy = work.with_name(work.name + "-" + label)
+        shutil.copytree(work, copy)
+        newest = max(run.created_at for run in history.runs)
+        month = f"{newest[:4]}/{newest[5:7]}"
+        apply_plan(copy, plan_compact(scan_folder(copy), month, summarise=summarise))
+        out[label] = folder_bytes(copy, compressed=True)
+        shutil.rmtree(copy)
+    return out
+
+
+def print_growth(sizes: list[int], benchmarks: int) -> None:
+    print(f"data folder per run, {benchmarks} benchmarks x {SAMPLES} samples, one run an hour; "
+          f"bytes as git stores them (zlib per file); all months but the newest compacted")
+    print(f"{'runs':>6} {'loose KB/run':>12} {'compacted, samples kept':>24} "
+          f"{'compacted, summarised':>22} {'loose total MB':>14}")
+    for runs in sizes:
+        work = Path(tempfile.mkdtemp(prefix="branch-growth-")) / "data"
+        try:
+            row = measure_growth(runs, benchmarks, work)
+        finally:
+            shutil.rmtree(work.parent, ignore_errors=True)
+        print(f"{runs:>6} {row['loose'] / runs / 1024:>12.1f} "
+              f"{row['kept'] / runs / 1024:>20.1f} KB "
+              f"{row['summarised'] / runs / 1024:>18.1f} KB "
+              f"{row['loose'] / 2**20:>14.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--benchmarks", type=int, default=200)
     parser.add_argument("--from-disk", action="store_true",
                         help="also write the history as run files and time reading them back")
+    parser.add_argument("--update", action="store_true",
+                        help="time a one-run update against full builds (no browser)")
+    parser.add_argument("--growth", action="store_true",
+                        help="data folder size per run, with and without compaction")
+    parser.add_argument("--change-points", action="store_true",
+                        help="cost of the whole-history change-point search, cold and +1 run")
     args = parser.parse_args()
+    if args.change_points:
+        return print_change_point_costs(args.runs)
+    if args.update:
+        return print_updates(args.runs, args.benchmarks)
+    if args.growth:
+        return print_growth(args.runs, args.benchmarks)
     from playwright.sync_api import sync_playwright
 
     print(f"synthetic history: 200 benchmarks, {SAMPLES} samples each; Plotly asset "
-          f"{plotly_js().stat().st_size / 1024:.0f} KB (cacheable, counted apart)")
+          f"{len(plotly_js()) / 1024:.0f} KB (cacheable, counted apart)")
     header = (f"{'runs':>6} {'build s':>8} {'no-cp s':>8} {'read s':>7} {'site MB':>8} "
               f"{'files':>6} "
               f"{'first visit KB':>15} {'chart page KB':>14} {'chart ms':>9} | "

@@ -73,3 +73,51 @@ def test_too_short_or_invalid_series():
     assert find_change_points([1.0, 2.0, 3.0]) == []
     assert find_change_points([1.0, 1.0, 1.0, 0.0, 2.0, 2.0, 2.0]) == []
     assert find_change_points([1.0] * 10) == []
+
+
+def test_the_recursion_agrees_with_ruptures_pelt():
+    ruptures = pytest.importorskip("ruptures")
+    from torch_bench.analyze.changepoints import _pelt_l1, penalty
+
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        logs = rng.normal(0, 0.01, int(rng.integers(8, 90)))
+        logs[int(rng.integers(0, logs.size)):] += 0.1
+        beta = penalty(logs)
+        expected = ruptures.Pelt(model="l1", min_size=3, jump=1).fit(
+            logs.reshape(-1, 1)).predict(pen=beta)
+        assert _pelt_l1(logs, beta, 3) == expected
+
+
+def test_the_whole_history_is_searched_so_an_old_step_is_found():
+    from torch_bench.analyze.changepoints import find_change_points_whole
+
+    values = 10 * noisy(1000, 0.01, 12)
+    values[667:] *= 1.08  # 333 runs back
+    [change] = find_change_points_whole(values)
+    assert change.index == 667
+    assert change.ratio == pytest.approx(1.08, rel=0.01)
+
+
+def test_a_kept_memo_searches_only_the_newest_chunk_and_changes_nothing():
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    values = 10 * noisy(600, 0.01, 13)
+    values[120:] *= 1.1
+    values[430:] *= 0.9
+    cold = ChangePointMemo()
+    first = find_change_points_whole(values, cold)
+    assert [c.index for c in first] == [120, 430]
+    assert cold.searches > 5
+    grown = np.append(values, values[-1])
+    warm = ChangePointMemo(cold.kept())
+    assert find_change_points_whole(grown, warm) == find_change_points_whole(grown)
+    assert warm.searches <= 2  # the open chunk at the end, and one that just closed
+
+
+def test_a_short_series_gives_the_same_answer_as_the_single_search():
+    from torch_bench.analyze.changepoints import find_change_points_whole
+
+    values = noisy(70, 0.01, 14)
+    values[30:] *= 1.2
+    assert find_change_points_whole(values) == find_change_points(values)

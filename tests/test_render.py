@@ -171,9 +171,11 @@ def test_compare_defaults_to_the_newest_run_against_the_baseline(model):
 def test_training_table_puts_compiled_next_to_eager(model):
     payload = training_payload(model)
     context = training_context(payload)
-    [row] = context["rows"]
-    assert row["backend"] == "inductor" and row["name"] == "mlp"
-    assert float(row["ratio"]) < 1  # the synthetic compiled run ends lower
+    cnn, mlp = context["rows"]  # one row per model: native and compiled side by side
+    assert mlp["backend"] == "inductor" and mlp["name"] == "mlp"
+    assert mlp["params"] == "optimizer=adam"  # runtime and backend are the columns
+    assert float(mlp["ratio"]) < 1  # the synthetic compiled run ends lower
+    assert cnn["ratio"] == "1.000" and cnn["eager"] == cnn["compiled"]
 
 
 @pytest.mark.parametrize("change, direction, expected", [
@@ -204,7 +206,7 @@ def test_built_site_escapes_text_and_ships_plotly(tmp_path):
     from torch_bench.store.reader import load_history
 
     site = build_site(load_history(tmp_path / "data"), tmp_path / "site")
-    assert (site / paths.PLOTLY_FILE).read_bytes() == plotly_js().read_bytes()
+    assert (site / paths.PLOTLY_FILE).read_bytes() == plotly_js()
     html = "\n".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
     assert "<img src=x" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=window.__xss=1&gt;" in html
@@ -281,3 +283,18 @@ def test_wheel_ships_templates_and_static_assets(tmp_path):
     expected |= {f"torch_bench/render/static/{p.name}" for p in (root / "site").iterdir()
                  if p.suffix in (".css", ".js")}
     assert expected and expected <= shipped
+
+
+def test_site_ships_the_partial_plotly_bundle_and_no_script_over_1_5_mb(tmp_path):
+    write_history(tmp_path / "data")
+    from torch_bench.store.reader import load_history
+
+    site = build_site(load_history(tmp_path / "data"), tmp_path / "site")
+    bundle = (site / paths.PLOTLY_FILE).read_bytes()
+    assert b"plotly.js (basic - minified)" in bundle[:200]
+    scripts = list(site.rglob("*.js"))
+    assert scripts and all(s.stat().st_size < 1_500_000 for s in scripts)
+    benchmark_page = next((site / "bench").glob("*.html")).read_text(encoding="utf-8")
+    assert f'data-plotly="../{paths.PLOTLY_FILE}"' in benchmark_page  # loaded on first use
+    assert "<script src=" not in benchmark_page.replace('<script src="../static/dashboard.js"',
+                                                        "")

@@ -112,6 +112,13 @@ def wait_rendered(page, selector):
     page.wait_for_selector(f"{selector}[data-rendered='1']", timeout=15000)
 
 
+def interactive_trend(page):
+    """The benchmark page's trend, drawn first as SVG, made interactive by pointing at it."""
+    wait_rendered(page, "#trend")
+    page.hover("#trend")
+    page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
+
+
 def trace_lengths(page, selector):
     return page.eval_on_selector(
         selector, "el => el.data.map(t => [t.meta || t.name, t.x.length])")
@@ -129,11 +136,16 @@ BERT = "batch_size=1, device=cuda, dtype=float32, mode=inference, model=bert, se
 
 
 def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url):
+    loaded: list[str] = []
+    page.on("request", lambda r: loaded.append(r.url))
     visit(page, base_url, "index.html")
     for chart in ("[data-summary-chart='0']", "[data-summary-chart='1']"):
         wait_rendered(page, chart)
-        assert trace_lengths(page, chart) == [[None, RUNS]]
-    assert page.locator("figcaption").first.inner_text().startswith("geometric-mean speedup")
+        assert page.get_attribute(chart, "data-points") == str(RUNS)
+        assert page.locator(f"{chart} svg .line").count() == 1
+    assert page.locator("figure.summary figcaption").first.inner_text().startswith(
+        "geometric-mean speedup")
+    assert not any("plotly" in url for url in loaded)  # the overview needs no chart library
     assert visible_rows(page, "#recent-runs") == min(RUNS, 15)
     page.select_option("select[data-row-filter='branch']", XSS_BRANCH)
     assert visible_rows(page, "#recent-runs") == RUNS - MAIN_RUNS
@@ -170,7 +182,7 @@ def test_suite_search_and_facets_reduce_the_rows(page, base_url, site):
 
 def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     lengths = dict(trace_lengths(page, "#trend"))
     assert lengths["median"] == RUNS
     assert lengths["change-points"] == 1
@@ -189,7 +201,7 @@ def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, 
 
 def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     page.select_option("#overlay", "dtype")
     page.wait_for_function("() => document.getElementById('trend').data.length === 2")
     names = page.eval_on_selector("#trend", "el => el.data.map(t => t.name)")
@@ -205,7 +217,7 @@ def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
 
 def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
     box = point.bounding_box()
     with page.context.expect_page() as opened:
@@ -223,7 +235,7 @@ def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, s
 def test_hostile_benchmark_name_stays_text(page, base_url, site):
     [path] = benchmark_path(site, "img-src-x")
     visit(page, base_url, path)
-    wait_rendered(page, "#trend")
+    interactive_trend(page)
     assert XSS_NAME in page.inner_text("h1")
     page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
     assert XSS_MESSAGE in page.text_content("#trend .hoverlayer")
@@ -233,9 +245,21 @@ def test_hostile_benchmark_name_stays_text(page, base_url, site):
 
 def test_training_page_draws_eager_and_compiled_loss_curves(page, base_url):
     visit(page, base_url, "training.html")
-    wait_rendered(page, ".loss-chart")
-    assert sorted(trace_lengths(page, ".loss-chart")) == [["eager", 20], ["inductor", 20]]
-    assert page.locator("table tbody tr").count() == 1
+    page.wait_for_function(
+        "document.querySelectorAll(\".loss-chart[data-rendered='1']\").length === 2",
+        timeout=15000)
+    # native and compiled of one model share a chart with one linear step axis
+    for chart in page.locator(".loss-chart").all():
+        assert sorted(chart.evaluate("el => el.data.map(t => [t.meta, t.x.length])")) == [
+            ["eager", 20], ["inductor", 20]]
+        assert chart.evaluate("el => el._fullLayout.xaxis.type") == "linear"
+        box = chart.bounding_box()
+        drawn = chart.locator(".main-svg").first.bounding_box()
+        assert drawn["x"] + drawn["width"] <= box["x"] + box["width"] + 1  # stays in its box
+    captions = page.locator("#loss-charts figcaption").all_inner_texts()
+    assert any("cnn" in c and "identical" in c for c in captions)
+    assert not any("mlp" in c and "identical" in c for c in captions)
+    assert page.locator("table tbody tr").count() == 2  # one row per model
     assert page.locator("#training-run option").count() == min(RUNS, TRAINING_RUNS)
     page.select_option("#training-run", "1")
     wait_rendered(page, ".loss-chart")
@@ -244,16 +268,54 @@ def test_training_page_draws_eager_and_compiled_loss_curves(page, base_url):
 def test_compare_page_switches_runs(page, base_url):
     visit(page, base_url, "compare.html")
     table = "#compare-table"
-    assert visible_rows(page, table) == 14  # server-side: newest run against main's newest
+    assert visible_rows(page, table) == 16  # server-side: newest run against main's newest
     assert "+25.0%" not in page.inner_text(table)
     page.wait_for_selector("#compare-form[data-ready='1']")
     assert page.locator("#run-a option").count() == RUNS
     page.select_option("#run-a", index=RUNS - 1)  # the oldest run, before the slowdown
     page.wait_for_selector(f"{table}[data-rendered='1']")
     assert page.inner_text("#run-a-commit") == sha_of(0)[:8]
-    assert visible_rows(page, table) == 14
+    assert visible_rows(page, table) == 16
     bert = page.locator(f"{table} tbody tr", has_text=BERT)
     assert "worse" in bert.locator("td").last.get_attribute("class")
     page.fill("#compare-search", "gpt2")
     assert visible_rows(page, table) == 4
     assert not xss_fired(page)
+
+
+def test_trend_cards_put_changes_first_and_draw_only_as_they_scroll_into_view(browser, base_url):
+    context = browser.new_context(viewport={"width": 900, "height": 420})
+    tab = context.new_page()
+    fetched: list[str] = []
+    tab.on("request", lambda r: fetched.append(r.url) if "/json/trend/" in r.url else None)
+    try:
+        tab.goto(base_url + "index.html")
+        cards = tab.locator("figure.trend")
+        total = cards.count()
+        assert total > 8
+        # the synthetic step (+25% latency) is flagged as a regression and comes first
+        assert "change point +25.0%" in cards.first.inner_text()
+        assert "worse" in cards.first.get_attribute("class")
+        tab.wait_for_selector("figure.trend[data-rendered='1']", timeout=15000)
+        assert 0 < len(fetched) < total  # the cards far below the fold were not fetched
+        assert tab.locator("figure.trend").last.get_attribute("data-rendered") is None
+        tab.locator("figure.trend").last.scroll_into_view_if_needed()
+        tab.wait_for_selector("figure.trend:last-of-type[data-rendered='1']", timeout=15000)
+        flagged = tab.locator("figure.trend.worse").first
+        assert flagged.locator("svg .cp.worse").count() == 1  # its change point, as a diamond
+        assert flagged.locator("svg rect.band").count() == 1  # and the noise band
+    finally:
+        context.close()
+
+
+def test_benchmark_page_draws_its_trend_without_loading_plotly(page, base_url, site):
+    loaded: list[str] = []
+    page.on("request", lambda r: loaded.append(r.url))
+    visit(page, base_url, trend_path(site, BERT))
+    wait_rendered(page, "#trend")
+    assert page.locator("#trend svg .line").count() == 1
+    assert page.locator("#trend svg .cp.worse").count() == 1  # the +25% step
+    assert not any("plotly" in url for url in loaded)
+    page.select_option("#branch", "main")  # a control asks for the interactive chart
+    page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
+    assert any("plotly" in url for url in loaded)

@@ -134,6 +134,7 @@ INPUTS: tuple[Input, ...] = (
     Input("baseline", _baseline, "auto"),
     Input("ab", _choice("auto", "always", "never"), "auto"),
     Input("keep-runs", _non_negative_int, "0"),
+    Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
 )
 

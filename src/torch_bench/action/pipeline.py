@@ -5,7 +5,8 @@
                a results file
     outcome  = compare with the baseline from that history (report, summary, annotations)
     store    = append the results to the data branch (pushes to the default branch), then
-               prune it to `keep-runs` runs per benchmark when asked
+               prune it to `keep-runs` runs per benchmark and fold run files older than
+               `compact-after` months into monthly archives, when asked
     publish  = rebuild the dashboard on the data branch (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
 """
@@ -46,6 +47,8 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         stages.store(results, target, creds)
         if inputs["keep-runs"]:
             stages.retain(target, creds, inputs["keep-runs"])
+        if inputs["compact-after"]:
+            stages.compact(target, creds, inputs["compact-after"])
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
         stages.publish(target, creds, paths)
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)

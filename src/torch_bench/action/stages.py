@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from torch_bench.action import ab_stage
@@ -16,6 +18,7 @@ from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
+from torch_bench.render import paths as site_paths
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
@@ -198,10 +201,32 @@ def retain(target: Target, creds: Credentials | None, keep: int) -> None:
     print("history pruned" if report.commit else "history within retention", file=sys.stderr)
 
 
+def compaction_month(today: date, months: int) -> str:
+    """"YYYY-MM" of the month `months` months before `today`'s: the months before it are
+    folded into archives."""
+    index = today.year * 12 + today.month - 1 - months
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def compact(target: Target, creds: Credentials | None, months: int,
+            today: date | None = None) -> None:
+    """History retention: fold the run files of months older than `months` months into one
+    compressed archive per month (`data compact`, per-iteration samples kept)."""
+    before = compaction_month(today or datetime.now(timezone.utc).date(), months)
+    report = edit_data(target, creds,
+                       lambda data: cli("data", "compact", "--data", data, "--before", before,
+                                        "--keep-samples"),
+                       f"torch-bench: compact run files of months before {before}",
+                       log=lambda line: print(line, file=sys.stderr))
+    print("history compacted" if report.commit else "nothing to compact", file=sys.stderr)
+
+
 def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
     def build(data: Path) -> Path:
         cli("site", "--data", data, "--out", paths.site)
         (paths.site / ".nojekyll").write_text("")  # serve every file as it is
+        # Each job builds into a fresh folder, so the build cache would only grow the branch.
+        shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
         return paths.site
 
     report = publish_site(target, creds, build, log=lambda line: print(line, file=sys.stderr))

@@ -32,8 +32,8 @@ def register(subparsers) -> None:
     parser.add_argument("--change-point-window", type=int, default=CHANGE_POINT_WINDOW,
                         metavar="N",
                         help=f"search change points in the newest N baseline-branch runs of "
-                             f"each benchmark (default {CHANGE_POINT_WINDOW}; 0: all of them, "
-                             f"slow on long histories)")
+                             f"each benchmark (default {CHANGE_POINT_WINDOW}: the whole "
+                             f"history, extending what the previous build into --out found)")
     parser.add_argument("--repository", metavar="OWNER/NAME",
                         help="only runs of this repository")
     parser.set_defaults(handler=handle)

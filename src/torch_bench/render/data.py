@@ -20,6 +20,7 @@ from torch_bench.render import paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, EnvChange
 from torch_bench.render.model import Point, Series, SiteModel
+from torch_bench.render.noise_band import NoiseBand
 
 TRAINING_RUNS = 10  # the training page offers this many recent runs
 
@@ -120,26 +121,42 @@ def runs_payload(model: SiteModel) -> list[dict[str, Any]]:
     ]
 
 
-def benchmarks_payload(model: SiteModel) -> list[dict[str, Any]]:
-    """Index of every series; run files refer to series by position in this list."""
-    return [
-        {"title": s.title, "suite": s.suite, "params": s.params_text, "unit": s.unit,
-         "direction": s.direction, "page": paths.benchmark_page(s)}
-        for s in model.series
-    ]
+def benchmarks_payload(model: SiteModel,
+                       bands: Mapping[str, NoiseBand] | None = None) -> list[dict[str, Any]]:
+    """Index of every series; run files refer to series by position in this list. `noise`:
+    the largest |ln(b / a)| between two runs that is still noise (null: unknown, so never
+    coloured) and the minimum effect, as noise_band.py decides them."""
+    bands = bands or {}
+    out = []
+    for s in model.series:
+        band = bands.get(s.key)
+        width = band.log_half_width if band else None
+        out.append({"title": s.title, "suite": s.suite, "params": s.params_text, "unit": s.unit,
+                    "direction": s.direction, "page": paths.benchmark_page(s),
+                    "noise": {"log_band": None if width is None else rounded(width),
+                              "min_effect": band.min_effect if band else None,
+                              "text": band.describe() if band else ""}})
+    return out
 
 
 def run_values_payload(model: SiteModel, run_id: str,
                        positions: Mapping[str, int]) -> dict[str, Any]:
     """One run's values: [series position, median or null, status] per result."""
     values = []
-    for result in model.results_by_run.get(run_id, ()):
-        position = positions.get(result.benchmark_id)
+    results = model.results_by_run.get(run_id, ())
+    ids = model.ids_by_run.get(run_id) or tuple(r.benchmark_id for r in results)
+    for bid, result in zip(ids, results, strict=True):
+        position = positions.get(bid)
         if position is None:
             continue
         median = result.summary.median if result.ok else None
         values.append([position, median, result.status])
     return {"run": run_id, "values": values}
+
+
+# Params that tell the native run from the compiled one: the curves differing only in these
+# are drawn in one chart and paired in one table row.
+TRAINING_RUN_PARAMS = ("backend", "runtime")
 
 
 def training_payload(model: SiteModel) -> dict[str, Any]:
@@ -148,8 +165,9 @@ def training_payload(model: SiteModel) -> dict[str, Any]:
     for info in reversed(model.runs):
         curves = [
             {"name": r.name, "backend": str(r.params.get("backend", "eager")),
+             "runtime": str(r.params.get("runtime", "")),
              "params": ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())
-                                 if k != "backend"),
+                                 if k not in TRAINING_RUN_PARAMS),
              "loss": [float(x) for x in r.extra.get("loss_curve") or ()]}
             for r in model.results_by_run.get(info.run_id, ())
             if r.suite == "training" and r.metric == "loss"

@@ -97,6 +97,8 @@ class SiteModel:
     series: tuple[Series, ...]  # sorted by suite, name, params, metric
     baseline_branch: str | None
     results_by_run: Mapping[str, tuple[Result, ...]] = field(default_factory=dict)
+    # benchmark id of each entry of results_by_run, computed once (it hashes the params)
+    ids_by_run: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def suites(self) -> list[str]:
         return sorted({s.suite for s in self.series})
@@ -172,9 +174,12 @@ def quartiles(result: Result) -> tuple[float, float]:
 def build_model(history: History, baseline_branch: str | None = None) -> SiteModel:
     runs = tuple(run_info(i, run) for i, run in enumerate(history.runs))
     grouped: dict[str, list[tuple[RunInfo, Result]]] = {}
+    ids_by_run: dict[str, tuple[str, ...]] = {}
     for info, run in zip(runs, history.runs, strict=True):
-        for result in run.results:
-            grouped.setdefault(result.benchmark_id, []).append((info, result))
+        ids = tuple(result.benchmark_id for result in run.results)
+        ids_by_run[run.run_id] = ids
+        for bid, result in zip(ids, run.results, strict=True):
+            grouped.setdefault(bid, []).append((info, result))
     series = [_series(bid, entries) for bid, entries in grouped.items()]
     series.sort(key=lambda s: (s.suite, s.name, s.params_text, s.metric))
     return SiteModel(
@@ -182,6 +187,7 @@ def build_model(history: History, baseline_branch: str | None = None) -> SiteMod
         series=tuple(series),
         baseline_branch=baseline_branch or choose_baseline_branch(runs),
         results_by_run={run.run_id: run.results for run in history.runs},
+        ids_by_run=ids_by_run,
     )
 
 

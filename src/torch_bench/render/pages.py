@@ -4,19 +4,16 @@ the tables are computed here so that every page reads well without JavaScript.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torch_bench.render import paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
-from torch_bench.render.formatting import (
-    change_class,
-    format_change,
-    format_value,
-    relative_change,
-)
+from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
+from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, Series, SiteModel
+from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.results.schema import SUCCESS_STATUSES
 
@@ -131,8 +128,10 @@ class SuiteRow:
     vs_previous_css: str
     vs_baseline: str
     vs_baseline_css: str
+    noise: str  # hover text: the noise band the changes are judged against
     sparkline: str
     points: int
+    params: str = ""  # only the params this row does not share with every row of the table
 
 
 def baseline_point(series: Series, branch: str | None) -> Point | None:
@@ -143,33 +142,59 @@ def baseline_point(series: Series, branch: str | None) -> Point | None:
     return None
 
 
-def suite_row(series: Series, baseline_branch: str | None) -> SuiteRow:
+def suite_row(series: Series, baseline_branch: str | None,
+              band: NoiseBand | None = None) -> SuiteRow:
+    """A suite table row; changes are coloured only beyond the rule's noise (noise_band.py)."""
     pts = series.points
+    band = band or noise_band(series, baseline_branch)
     latest = pts[-1] if pts else None
     previous = pts[-2] if len(pts) > 1 else None
     base = baseline_point(series, baseline_branch)
     to_prev = to_base = None
     if series.last_status in SUCCESS_STATUSES:  # a failed newest result has no change
-        to_prev = relative_change(latest and latest.median, previous and previous.median)
-        to_base = relative_change(latest and latest.median, base and base.median)
+        now = measured_or_none(latest and latest.median, series.unit)
+        to_prev = relative_change(now, measured_or_none(previous and previous.median,
+                                                        series.unit))
+        to_base = relative_change(now, measured_or_none(base and base.median, series.unit))
     facets = {f.key: v for f in FACETS if (v := facet_value(f, series)) is not None}
     return SuiteRow(
         series=series,
         page=paths.benchmark_page(series),
         facets=facets,
-        latest=format_value(latest.median if latest else None, series.unit),
+        latest=shown_value(latest.median if latest else None, series.unit),
         latest_run=latest.run if latest else None,
         vs_previous=format_change(to_prev),
-        vs_previous_css=change_class(to_prev, series.direction),
+        vs_previous_css=change_css(to_prev, series.direction, band),
         vs_baseline=format_change(to_base),
-        vs_baseline_css=change_class(to_base, series.direction),
+        vs_baseline_css=change_css(to_base, series.direction, band),
+        noise=band.describe(),
         sparkline=sparkline_points([p.median for p in pts[-SPARKLINE_POINTS:]]),
         points=len(pts),
     )
 
 
-def suite_context(model: SiteModel, suite: str) -> dict:
-    rows = [suite_row(s, model.baseline_branch) for s in model.series if s.suite == suite]
+def shared_params(members: Sequence[Series]) -> dict[str, str]:
+    """The params every one of `members` has, with the same value (none for a single one)."""
+    if len(members) < 2:
+        return {}
+    common = {k: str(v) for k, v in members[0].params.items()}
+    for series in members[1:]:
+        common = {k: v for k, v in common.items()
+                  if k in series.params and str(series.params[k]) == v}
+    return dict(sorted(common.items()))
+
+
+def params_text(params: Mapping[str, Any], leave_out: Mapping[str, str] = {}) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k not in leave_out)
+
+
+def suite_context(model: SiteModel, suite: str,
+                  bands: Mapping[str, NoiseBand] | None = None) -> dict:
+    bands = bands or {}
+    members = [s for s in model.series if s.suite == suite]
+    shared = shared_params(members)
+    rows = [replace(suite_row(s, model.baseline_branch, bands.get(s.key)),
+                    params=params_text(s.params, shared)) for s in members]
     filters = []
     for facet in FACETS:
         values = sorted({row.facets[facet.key] for row in rows if facet.key in row.facets},
@@ -177,7 +202,8 @@ def suite_context(model: SiteModel, suite: str) -> dict:
         if values:
             filters.append({"key": facet.key, "label": facet.label, "options": values})
     return {"suite": suite, "rows": rows, "filters": filters,
-            "baseline_branch": model.baseline_branch}
+            "baseline_branch": model.baseline_branch, "shared_params": params_text(shared),
+            "shared": shared}
 
 
 def _natural(text: str) -> tuple:
@@ -198,7 +224,7 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         "series": series,
         "data_file": paths.series_data(series),
         "suite_page": paths.suite_page(series.suite),
-        "rows": [{"point": p, "median": format_value(p.median, series.unit),
+        "rows": [{"point": p, "median": shown_value(p.median, series.unit),
                   "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
         "branches": sorted({p.run.branch for p in series.points if p.run.branch}),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
@@ -220,7 +246,9 @@ def default_pair(model: SiteModel) -> tuple[RunInfo, RunInfo] | None:
     return base, newest
 
 
-def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
+def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
+                 bands: Mapping[str, NoiseBand] | None = None) -> list[dict]:
+    bands = bands or {}
     by_id = {s.benchmark_id: s for s in model.series}
     values_a = {r.benchmark_id: r for r in model.results_by_run.get(a.run_id, ())}
     values_b = {r.benchmark_id: r for r in model.results_by_run.get(b.run_id, ())}
@@ -228,29 +256,42 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo) -> list[dict]:
     for bid in sorted(set(values_a) | set(values_b)):
         series = by_id[bid]
         ra, rb = values_a.get(bid), values_b.get(bid)
-        va = ra.summary.median if ra is not None and ra.ok else None
-        vb = rb.summary.median if rb is not None and rb.ok else None
+        va = measured_or_none(ra.summary.median, series.unit) if ra is not None and ra.ok else None
+        vb = measured_or_none(rb.summary.median, series.unit) if rb is not None and rb.ok else None
         change = relative_change(vb, va)
+        band = bands.get(series.key) or noise_band(series, model.baseline_branch)
         rows.append({"series": series, "page": paths.benchmark_page(series),
-                     "a": format_value(va, series.unit) if ra is None or ra.ok else ra.status,
-                     "b": format_value(vb, series.unit) if rb is None or rb.ok else rb.status,
+                     "a": shown(ra, series.unit), "b": shown(rb, series.unit),
                      "ratio": f"{vb / va:.3f}" if va and vb is not None else "—",
                      "change": format_change(change),
-                     "css": change_class(change, series.direction)})
+                     "css": change_css(change, series.direction, band),
+                     "noise": band.describe()})
     return rows
 
 
-def compare_context(model: SiteModel) -> dict:
+def shown(result, unit: str) -> str:
+    """A compare cell: the value, "—" when there is no result, else its failed status."""
+    if result is None:
+        return format_value(None, unit)
+    return shown_value(result.summary.median, unit) if result.ok else result.status
+
+
+def compare_context(model: SiteModel, bands: Mapping[str, NoiseBand] | None = None) -> dict:
     pair = default_pair(model)
-    return {"pair": pair, "rows": compare_rows(model, *pair) if pair else [],
+    return {"pair": pair, "rows": compare_rows(model, *pair, bands) if pair else [],
             "runs_file": paths.RUNS_INDEX, "benchmarks_file": paths.BENCHMARKS_INDEX}
 
 
 # -- Training -----------------------------------------------------------------------------------
 
 
+def is_native(curve: Mapping[str, Any]) -> bool:
+    return curve.get("runtime") == "native" or curve["backend"] == "eager"
+
+
 def training_context(training: Mapping[str, Any]) -> dict:
-    """The newest training run's final losses, eager against each compiled backend."""
+    """The newest training run's final losses: one row per model and params, the native run
+    beside each compiled backend, with their ratio."""
     runs = training.get("runs") or []
     if not runs:
         return {"run": None, "rows": [], "data_file": paths.TRAINING_DATA}
@@ -258,18 +299,15 @@ def training_context(training: Mapping[str, Any]) -> dict:
     models: dict[tuple[str, str], dict[str, float | None]] = {}
     for curve in latest["curves"]:
         final = curve["loss"][-1] if curve["loss"] else None
-        models.setdefault((curve["name"], curve["params"]), {})[curve["backend"]] = final
+        backend = "native" if is_native(curve) else curve["backend"]
+        models.setdefault((curve["name"], curve["params"]), {})[backend] = final
     rows = []
     for (name, params), finals in sorted(models.items()):
-        eager = finals.get("eager")
-        for backend, final in sorted(finals.items()):
-            if backend == "eager":
-                continue
+        native = finals.get("native")
+        compiled = sorted((b, f) for b, f in finals.items() if b != "native") or [("—", None)]
+        for backend, final in compiled:
             rows.append({"name": name, "params": params, "backend": backend,
-                         "eager": format_value(eager, "1"), "compiled": format_value(final, "1"),
-                         "ratio": f"{final / eager:.3f}" if eager and final is not None
+                         "eager": format_value(native, "1"), "compiled": format_value(final, "1"),
+                         "ratio": f"{final / native:.3f}" if native and final is not None
                          else "—"})
-        if len(finals) == 1 and "eager" in finals:
-            rows.append({"name": name, "params": params, "backend": "—",
-                         "eager": format_value(eager, "1"), "compiled": "—", "ratio": "—"})
     return {"run": latest, "rows": rows, "data_file": paths.TRAINING_DATA}

@@ -11,13 +11,17 @@ from torch_bench.render.model import Series, run_file_key, safe_key
 JSON_DIR = "json"
 BENCHMARK_DIR = "bench"  # not "benchmarks": the Action's default data folder has that name
 STATIC_DIR = "static"
-PLOTLY_FILE = f"{STATIC_DIR}/plotly.min.js"
+# Versioned name: a browser never pairs a cached older bundle with newer pages.
+PLOTLY_FILE = f"{STATIC_DIR}/plotly-basic-4.1.1.min.js"
 INDEX_PAGE = "index.html"
 TRAINING_PAGE = "training.html"
 COMPARE_PAGE = "compare.html"
 RUNS_INDEX = f"{JSON_DIR}/runs.json"
 BENCHMARKS_INDEX = f"{JSON_DIR}/benchmarks.json"
 TRAINING_DATA = f"{JSON_DIR}/training.json"
+# What earlier builds learned, so the next build only extends it (render/build.py).
+BUILD_CACHE_DIR = ".torch-bench-cache"
+CHANGE_POINT_MEMO = f"{BUILD_CACHE_DIR}/changepoints.json"
 
 
 def suite_page(suite: str) -> str:
@@ -32,13 +36,18 @@ def series_data(series: Series) -> str:
     return f"{JSON_DIR}/series/{series.key}.json"
 
 
+def trend_data(series: Series) -> str:
+    return f"{JSON_DIR}/trend/{series.key}.json"
+
+
 def run_data(run_id: str) -> str:
     return f"{JSON_DIR}/runs/{run_file_key(run_id)}.json"
 
 
 # Top-level names a build writes; anything else found in the output folder is not the site's.
 SITE_NAMES = frozenset({"index.html", "training.html", "compare.html", "suites", BENCHMARK_DIR,
-                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site"})
+                        JSON_DIR, STATIC_DIR, ".nojekyll", ".torch-bench-site",
+                        BUILD_CACHE_DIR})
 
 
 def root_of(page: str) -> str:

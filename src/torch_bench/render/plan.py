@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from torch_bench.render import data, pages, paths
+from torch_bench.render import data, pages, paths, trends
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import change_marks, env_changes
 from torch_bench.render.model import ChangePointFinder, SiteModel, no_change_points
+from torch_bench.render.noise_band import noise_band
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -34,6 +35,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
               change_point_window: int | None = None) -> SitePlan:
     marks = {s.key: change_marks(s, model.baseline_branch, finder, change_point_window)
              for s in model.series}
+    bands = {s.key: noise_band(s, model.baseline_branch, marks[s.key]) for s in model.series}
     siblings = data.overlay_siblings(model)
     site_pages: list[Page] = []
     data_files: list[tuple[str, Any]] = []
@@ -42,25 +44,33 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
 
     def page(path: str, template: str, context: dict[str, Any]) -> None:
         site_pages.append(Page(path, template, {**context, "nav": nav, "page_path": path,
-                                                "root": paths.root_of(path)}))
+                                                "root": paths.root_of(path),
+                                                "plotly_file": paths.PLOTLY_FILE}))
 
-    page(paths.INDEX_PAGE, "overview.html", pages.overview_context(model, marks))
+    cards = trends.trend_cards(model, marks, bands)
+    page(paths.INDEX_PAGE, "overview.html", {**pages.overview_context(model, marks),
+                                              "trends": cards[:trends.OVERVIEW_TRENDS],
+                                              "trend_total": len(cards)})
     for suite in model.suites():
-        page(paths.suite_page(suite), "suite.html", pages.suite_context(model, suite))
+        page(paths.suite_page(suite), "suite.html", {
+            **pages.suite_context(model, suite, bands),
+            "trends": [c for c in cards if c.series.suite == suite]})
     for series in model.series:
         path = paths.benchmark_page(series)
         facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
         overlays = data.overlay_entries(siblings.get(series.key, {}), facet_param, path)
         data_files.append((paths.series_data(series), data.series_payload(
             series, env_changes(series.points), marks[series.key], overlays)))
+        data_files.append((paths.trend_data(series), trends.trend_payload(
+            series, marks[series.key], bands[series.key], model.baseline_branch)))
         page(path, "benchmark.html", pages.benchmark_context(
             model, series, marks[series.key], [*overlays, *ENV_OVERLAYS]))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
     page(paths.TRAINING_PAGE, "training.html", pages.training_context(training))
     data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
-    data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model)))
-    page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model))
+    data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model, bands)))
+    page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model, bands))
     return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs))
 
 

@@ -1,7 +1,7 @@
 """Writing a planned site to disk: templates rendered with Jinja2 (autoescaping on), data
-files as compact JSON, the static assets and Plotly's JavaScript from the installed plotly
-package. The site is built in a temporary folder beside the target and moved into place, so
-a failed build leaves the previous site untouched."""
+files as compact JSON, the static assets and the vendored partial Plotly bundle
+(static/vendor/README.md says which one). The site is built in a temporary folder beside
+the target and moved into place, so a failed build leaves the previous site untouched."""
 
 from __future__ import annotations
 
@@ -38,13 +38,12 @@ def template_environment() -> jinja2.Environment:
     return env
 
 
-def plotly_js() -> Path:
-    import plotly
+VENDORED_PLOTLY = "vendor/plotly-basic.min.js"  # inside static/, copied to paths.PLOTLY_FILE
 
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise UserError(f"{path}: plotly's JavaScript is missing from the installed plotly")
-    return path
+
+def plotly_js() -> bytes:
+    """The partial Plotly bundle the pages load (scatter traces; see static/vendor/)."""
+    return (resources.files("torch_bench.render") / "static" / VENDORED_PLOTLY).read_bytes()
 
 
 def _write(root: Path, relative: str, text: str) -> None:
@@ -95,7 +94,7 @@ def _fill(root: Path, plan: SitePlan, extra_data: Iterable[tuple[str, Any]],
     assets = resources.files("torch_bench.render") / "static"
     for name in STATIC_FILES:
         (static / name).write_bytes((assets / name).read_bytes())
-    shutil.copyfile(plotly_js(), root / paths.PLOTLY_FILE)
+    (root / paths.PLOTLY_FILE).write_bytes(plotly_js())
     (root / ".nojekyll").write_text("")  # GitHub Pages: serve folders as they are
     (root / SITE_MARKER).write_text("built by torch-bench site\n")
 

@@ -65,29 +65,117 @@
     });
   }
 
+  // -- Small-multiple trends (overview and suite pages) ----------------------------------------
+  // Each card fetches its trend file (render/trends.py) only when it scrolls near the view, and
+  // is drawn as a plain SVG: cheap enough for hundreds of cards without holding up input.
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function svgElement(name, attributes) {
+    const element = document.createElementNS(SVG, name);
+    Object.keys(attributes).forEach((key) => element.setAttribute(key, attributes[key]));
+    return element;
+  }
+
+  function drawTrend(holder, trend) {
+    const width = holder.clientWidth || 230;
+    const height = holder.clientHeight || 64;
+    const pad = 4;
+    const values = trend.median;
+    const all = values.concat(trend.band || []);
+    let low = Math.min.apply(null, all);
+    let high = Math.max.apply(null, all);
+    const span = Math.max(high - low, 0.05 * Math.abs(low + high) / 2) || 1;
+    low = (low + high) / 2 - span / 2;
+    high = low + span;
+    const x = (i) => pad + i * (width - 2 * pad) / Math.max(values.length - 1, 1);
+    const y = (v) => height - pad - (v - low) / (high - low) * (height - 2 * pad);
+    const svg = svgElement("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
+                                    "aria-label": "trend of the last " + values.length + " runs" });
+    if (trend.band) {
+      const band = svgElement("rect", { class: "band", x: 0, width: width,
+                                        y: y(trend.band[1]), height: Math.max(y(trend.band[0]) - y(trend.band[1]), 1) });
+      const title = svgElement("title", {});
+      title.textContent = "noise band " + formatNumber(trend.band[0]) + " – " + formatNumber(trend.band[1]);
+      band.appendChild(title);
+      svg.appendChild(band);
+    }
+    svg.appendChild(svgElement("polyline", {
+      class: "line", points: values.map((v, i) => x(i).toFixed(1) + "," + y(v).toFixed(1)).join(" "),
+    }));
+    trend.change_points.forEach((c) => {
+      const cx = x(c.index);
+      const cy = y(values[c.index]);
+      const diamond = svgElement("path", {
+        class: "cp " + (c.regression ? "worse" : "better"),
+        d: "M" + cx + " " + (cy - 5) + "l5 5l-5 5l-5 -5z",
+      });
+      svg.appendChild(diamond);
+    });
+    holder.replaceChildren(svg);
+  }
+
+  function setupTrends() {
+    const cards = Array.from(document.querySelectorAll("[data-trend]"));
+    if (!cards.length) return;
+    function show(card) {
+      const holder = card.querySelector(".trend-chart");
+      fetchJSON(card.dataset.trend)
+        .then((trend) => { drawTrend(holder, trend); markRendered(card); })
+        .catch((error) => showProblem(holder, "Could not load the data: " + error.message));
+    }
+    if (!("IntersectionObserver" in window)) {
+      cards.forEach(show);
+      return;
+    }
+    const observer = new IntersectionObserver((entries) => {
+      entries.forEach((entry) => {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        show(entry.target);
+      });
+    }, { rootMargin: "200px 0px" });
+    cards.forEach((card) => observer.observe(card));
+  }
+
+  const scripts = new Map();
+  function loadScript(url) {
+    if (!scripts.has(url)) {
+      scripts.set(url, new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = url;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error(url + ": could not be loaded"));
+        document.head.appendChild(script);
+      }));
+    }
+    return scripts.get(url);
+  }
+
   // -- Overview --------------------------------------------------------------------------------
   function overviewPage() {
     setupRowFilters();
+    setupTrends();
     const source = document.getElementById("summary-data");
     if (!source) return;
     const charts = JSON.parse(source.textContent);
-    const t = theme();
+    // Plain SVG like the trend cards: the overview loads no chart library.
     document.querySelectorAll("[data-summary-chart]").forEach((element) => {
       const chart = charts[Number(element.dataset.summaryChart)];
-      const text = chart.x.map((date, i) =>
-        escapeText(chart.y[i]) + " " + escapeText(chart.unit) + "<br>" +
-        escapeText(chart.sha[i]) + " (" + escapeText(chart.branch[i]) + ")<br>" +
-        escapeText(date));
-      Plotly.newPlot(element, [{
-        x: chart.x, y: chart.y, text: text, type: "scatter", mode: "lines+markers",
-        hovertemplate: "%{text}<extra></extra>", line: { color: t.link }, marker: { size: 5 },
-      }], baseLayout({ xaxis: { type: "date", gridcolor: t.line } }), PLOT_CONFIG)
-        .then(() => markRendered(element));
+      element.classList.add("trend-chart", "summary-chart");
+      drawTrend(element, { median: chart.y, change_points: [], band: null });
+      const title = document.createElementNS(SVG, "title");
+      const last = chart.y.length - 1;
+      title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
+        chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
+      element.querySelector("svg").appendChild(title);
+      element.setAttribute("data-points", String(chart.y.length));
+      markRendered(element);
     });
   }
 
   // -- Suite -----------------------------------------------------------------------------------
   function suitePage() {
+    setupTrends();
     const search = document.getElementById("search");
     const selects = Array.from(document.querySelectorAll("select[data-facet]"));
     const rows = Array.from(document.querySelectorAll("#suite-table tbody tr"));
@@ -289,17 +377,37 @@
       link.remove();
     }
 
+    // The trend is drawn at once as a plain SVG; Plotly (the heaviest script of the site) is
+    // loaded and run only when the reader points at the chart or changes a control, so a
+    // first visit never waits for it.
+    let interactive = null;
+    function makeInteractive() {
+      if (!interactive) {
+        interactive = loadScript(element.dataset.plotly).then(() => {
+          element.replaceChildren();
+          element.classList.remove("trend-chart", "large");  // the static chart's styles
+          return draw();
+        }).then(() => {
+          element.setAttribute("data-interactive", "1");
+          element.on("plotly_click", (event) => {
+            const url = event.points[0] && event.points[0].customdata;
+            if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+          });
+        }).catch((error) => showProblem(element, "Could not load the chart: " + error.message));
+      }
+      return interactive;
+    }
+
     load(element.dataset.series).then((loaded) => {
       series = loaded;
-      element.replaceChildren();
-      Object.values(controls).forEach((c) => c.addEventListener("change", draw));
+      drawTrend(element, { median: series.points.median, change_points: series.change_points,
+                           band: null });
+      markRendered(element);
+      element.addEventListener("pointerenter", makeInteractive);
+      element.addEventListener("focus", makeInteractive);
+      Object.values(controls).forEach((c) => c.addEventListener("change",
+        () => (element.hasAttribute("data-interactive") ? draw() : makeInteractive())));
       document.getElementById("download-csv").addEventListener("click", downloadCSV);
-      return draw().then(() => {
-        element.on("plotly_click", (event) => {
-          const url = event.points[0] && event.points[0].customdata;
-          if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
-        });
-      });
     }).catch((error) => showProblem(element, "Could not load the data: " + error.message));
   }
 
@@ -331,25 +439,46 @@
       groups.get(key).push(curve);
     });
     const t = theme();
+    // Every figure is in the grid before any chart is drawn: a chart drawn while it was the
+    // only item would take the whole row's width and spill into its neighbour afterwards.
+    const drawings = [];
     groups.forEach((curves, title) => {
       const figure = document.createElement("figure");
       const caption = document.createElement("figcaption");
-      caption.textContent = title;
+      const same = curves.length > 1 && curves.every((c) => sameCurve(c.loss, curves[0].loss));
+      caption.textContent = title + (same ? " — the curves are identical" : "");
       const chart = document.createElement("div");
       chart.className = "chart small loss-chart";
       figure.append(caption, chart);
       holder.appendChild(figure);
-      const traces = curves.map((curve) => ({
-        y: curve.loss, x: curve.loss.map((_, i) => i + 1), type: "scatter", mode: "lines",
-        name: curve.backend, meta: curve.backend,
-        line: curve.backend === "eager" ? { color: t.muted, dash: "dot" } : {},
-        hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(curve.backend) + "</extra>",
-      }));
-      Plotly.newPlot(chart, traces, baseLayout({
-        showlegend: true, xaxis: { title: { text: "step" }, gridcolor: t.line },
-        yaxis: { title: { text: "loss" }, gridcolor: t.line },
-      }), PLOT_CONFIG).then(() => markRendered(chart));
+      // Native first and wide underneath, so a compiled curve on top of it stays visible.
+      const ordered = curves.slice().sort((a, b) => Number(isNative(b)) - Number(isNative(a)));
+      const traces = ordered.map((curve) => {
+        const label = isNative(curve) ? "native (" + curve.backend + ")" : curve.backend;
+        return {
+          y: curve.loss, x: curve.loss.map((_, i) => i + 1), type: "scatter", mode: "lines",
+          name: label, meta: curve.backend,
+          line: isNative(curve) ? { color: t.muted, width: 6 } : { width: 2 },
+          opacity: isNative(curve) ? 0.45 : 1,
+          hovertemplate: "step %{x}: %{y:.4f}<extra>" + escapeText(label) + "</extra>",
+        };
+      });
+      drawings.push(() => Plotly.newPlot(chart, traces, baseLayout({
+        showlegend: true,
+        xaxis: { type: "linear", title: { text: "step" }, gridcolor: t.line, automargin: true },
+        yaxis: { title: { text: "loss" }, gridcolor: t.line, automargin: true },
+      }), PLOT_CONFIG).then(() => markRendered(chart)));
     });
+    drawings.forEach((draw) => draw());
+  }
+
+  function isNative(curve) {
+    return curve.runtime === "native" || curve.backend === "eager";
+  }
+
+  function sameCurve(a, b) {
+    if (a.length !== b.length) return false;
+    return a.every((v, i) => Math.abs(v - b[i]) <= 1e-9 * Math.max(Math.abs(v), Math.abs(b[i]), 1e-30));
   }
 
   // -- Compare ---------------------------------------------------------------------------------
@@ -378,6 +507,16 @@
       return td;
     }
 
+    // Coloured only beyond the noise band and the minimum effect the Python side wrote into
+    // benchmarks.json (render/noise_band.py); unknown noise is never coloured.
+    function changeClass(ratio, bench) {
+      const noise = bench.noise || {};
+      if (ratio == null || ratio <= 0 || noise.log_band == null) return "same";
+      if (Math.abs(Math.log(ratio)) <= noise.log_band ||
+          Math.abs(ratio - 1) < noise.min_effect) return "same";
+      return (ratio < 1) === (bench.direction === "lower") ? "better" : "worse";
+    }
+
     function showRun(letter, run) {
       document.getElementById("run-" + letter + "-date").textContent = run.date;
       document.getElementById("run-" + letter + "-branch").textContent = run.branch;
@@ -403,10 +542,7 @@
         const vb = values[1].get(pos);
         const show = (v) => v == null ? "—" : v.median == null ? v.status : formatNumber(v.median);
         const ratio = va && vb && va.median && vb.median != null ? vb.median / va.median : null;
-        let css = "same";
-        if (ratio != null && Math.abs(ratio - 1) >= 0.01) {
-          css = (ratio < 1) === (bench.direction === "lower") ? "better" : "worse";
-        }
+        const css = changeClass(ratio, bench);
         const row = document.createElement("tr");
         const name = document.createElement("td");
         const link = document.createElement("a");
@@ -417,6 +553,7 @@
                    cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
                    cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
                         ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
+        row.lastChild.title = (bench.noise && bench.noise.text) || "";
         body.appendChild(row);
       });
       table.tBodies[0].replaceWith(body);

@@ -1,0 +1,170 @@
+"""What a first visit to the dashboard costs in a real browser, side by side with a
+whole-history single-file page (github-action-benchmark's data.js, one chart per benchmark)
+on the same synthetic history.
+
+Each visit uses a fresh headless Chromium (Debian's /usr/bin/chromium through Playwright, no
+cache), the site served from 127.0.0.1. Per page it prints:
+
+  raw KB     bytes transferred (the local server does not compress)
+  gzip KB    the same files gzip-compressed (level 6), as GitHub Pages serves them
+  charts ms  from navigation until every chart in the first screen is drawn (trend cards,
+             summary charts, the benchmark trend; for the single-file page, every chart)
+  input ms   worst delay between a click and its handler, clicking every 50 ms during load
+  heap MB    used JavaScript heap once the charts are drawn
+
+Targets at every history size: first visit < 600 KB gzip, visible charts < 1.5 s, worst input
+wait < 200 ms.
+
+    .venv/bin/python benchmarks/page_load.py [--sizes 100x28 1000x200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+sys.path.insert(0, str(Path(__file__).parent))
+from site_build import (  # noqa: E402 - the sibling script, not a package
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    serve,
+    synthetic_history,
+    whole_history_file,
+)
+from torch_bench.render import paths  # noqa: E402
+from torch_bench.render.build import build_site  # noqa: E402
+
+CLICK_EVERY_MS = 50
+
+# Records how long each click waited for its handler (the main thread was busy meanwhile).
+INPUT_PROBE = """
+window.__inputWaits = [];
+addEventListener("click", (e) => window.__inputWaits.push(performance.now() - e.timeStamp), true);
+"""
+
+# Every chart element intersecting the first screen has been drawn.
+VISIBLE_CHARTS_DRAWN = """() => {
+  const charts = Array.from(document.querySelectorAll(
+    "[data-trend], [data-summary-chart], #trend, .loss-chart, [data-whole-chart]"));
+  const visible = charts.filter((el) => {
+    const box = el.getBoundingClientRect();
+    return box.bottom > 0 && box.top < innerHeight;
+  });
+  return visible.length > 0 && visible.every((el) => el.getAttribute("data-rendered") === "1");
+}"""
+
+WHOLE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script src="../PLOTLY"></script><script src="data.js"></script></head>
+<body><div id="charts"></div><script>
+// One chart per benchmark from the whole history, as the common tool's page draws them.
+const holder = document.getElementById("charts");
+const series = new Map();
+Object.values(window.BENCHMARK_DATA.entries).forEach((runs) => runs.forEach((run) =>
+  run.benches.forEach((b) => {
+    if (!series.has(b.name)) series.set(b.name, {x: [], y: []});
+    series.get(b.name).x.push(run.commit.id.slice(0, 7));
+    series.get(b.name).y.push(b.value);
+  })));
+series.forEach((s, name) => {
+  const div = document.createElement("div");
+  div.style = "width:600px;height:300px";
+  div.setAttribute("data-whole-chart", "");
+  holder.appendChild(div);
+  Plotly.newPlot(div, [{x: s.x, y: s.y, mode: "lines+markers"}], {title: {text: name}})
+    .then(() => div.setAttribute("data-rendered", "1"));
+});
+</script></body></html>"""
+
+
+def gzip_size(site: Path, url: str) -> int:
+    path = site / urlparse(url).path.lstrip("/")
+    return len(gzip.compress(path.read_bytes(), compresslevel=6)) if path.is_file() else 0
+
+
+def cold_visit(playwright, site: Path, url: str) -> dict:
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport={"width": 1366, "height": 800})
+        page.add_init_script(INPUT_PROBE)
+        sizes: dict[str, int] = {}
+        page.on("requestfinished", lambda request: sizes.__setitem__(
+            request.url, request.sizes()["responseBodySize"]))
+        page.goto(url, wait_until="commit")
+        deadline = time.monotonic() + 120
+        while not page.evaluate(VISIBLE_CHARTS_DRAWN):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url}: charts not drawn within 120 s")
+            page.mouse.click(1300, 790)  # an empty corner: the click only measures the wait
+            page.wait_for_timeout(CLICK_EVERY_MS)
+        drawn_ms = page.evaluate("() => performance.now()")
+        page.wait_for_load_state("networkidle")
+        heap = page.evaluate("() => performance.memory.usedJSHeapSize")
+        waits = page.evaluate("() => window.__inputWaits")
+    finally:
+        browser.close()
+    return {"raw_kb": sum(sizes.values()) / 1024,
+            "gzip_kb": sum(gzip_size(site, u) for u in sizes) / 1024,
+            "charts_ms": drawn_ms, "input_ms": max(waits, default=0.0),
+            "heap_mb": heap / 2**20, "files": len(sizes)}
+
+
+def pages_of(site: Path) -> dict[str, str]:
+    suite = sorted((site / "suites").glob("*.html"))[0]
+    bench = sorted((site / paths.BENCHMARK_DIR).glob("*.html"))[0]
+    return {"overview": paths.INDEX_PAGE, "suite": suite.relative_to(site).as_posix(),
+            "benchmark": bench.relative_to(site).as_posix(), "single-file": "whole/index.html"}
+
+
+def measure(playwright, runs: int, benchmarks: int, work: Path) -> list[tuple[str, dict]]:
+    history = synthetic_history(runs, benchmarks=benchmarks)
+    site = build_site(history, work / "site")
+    whole = site / "whole"
+    whole.mkdir()
+    (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
+    (whole / "index.html").write_text(WHOLE_PAGE.replace("PLOTLY", paths.PLOTLY_FILE),
+                                      encoding="utf-8")
+    server, base = serve(site)
+    try:
+        return [(name, cold_visit(playwright, site, base + path))
+                for name, path in pages_of(site).items()]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sizes", nargs="+", default=["100x28", "1000x200"],
+                        help="histories as RUNSxBENCHMARKS")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"{'history':>10} {'page':>12} {'files':>5} {'raw KB':>8} {'gzip KB':>8} "
+          f"{'charts ms':>9} {'input ms':>8} {'heap MB':>7}")
+    rows = []
+    with sync_playwright() as playwright:
+        for size in args.sizes:
+            runs, benchmarks = (int(x) for x in size.split("x"))
+            work = Path(tempfile.mkdtemp(prefix="page-load-"))
+            try:
+                for name, row in measure(playwright, runs, benchmarks, work):
+                    rows.append({"history": size, "page": name, **row})
+                    print(f"{size:>10} {name:>12} {row['files']:>5} {row['raw_kb']:>8.0f} "
+                          f"{row['gzip_kb']:>8.0f} {row['charts_ms']:>9.0f} "
+                          f"{row['input_ms']:>8.0f} {row['heap_mb']:>7.1f}", flush=True)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Whether a change the dashboard shows is beyond run-to-run noise, judged with the verdict
+rule's own noise estimate and thresholds (analyze/noise.py, analyze/rule.py), so the pages
+never colour a change the rule would call noise.
+
+A table cell compares one run with one run, so the rule's z test becomes
+|ln r| > z x s x sqrt(1/1 + 1/1); the change must also reach the rule's minimum effect. The
+noise s is learned from the newest baseline-branch points before the newest point, since the
+last change point when enough points follow it (a step is not noise). Without a noise estimate
+(fewer than 3 runs) nothing is coloured.
+
+Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate
+from torch_bench.analyze.rule import DEFAULT_POLICY, RulePolicy
+from torch_bench.render.markers import ChangeMark
+from torch_bench.render.model import Series
+
+MIN_NOISE_RUNS = 3  # the rule's noise estimate needs this many runs
+
+
+@dataclass(frozen=True)
+class NoiseBand:
+    spread: float | None  # s: run-to-run spread of ln(median); None when unknown
+    runs: int  # how many runs s was learned from
+    z: float
+    min_effect: float
+
+    @property
+    def log_half_width(self) -> float | None:
+        """Largest |ln(new / old)| between two single runs that is still noise."""
+        return None if self.spread is None else self.z * self.spread * math.sqrt(2)
+
+    @property
+    def percent(self) -> float | None:
+        """The band's upper edge as a percentage change."""
+        width = self.log_half_width
+        return None if width is None else math.expm1(width) * 100
+
+    def describe(self) -> str:
+        """The hover text of a coloured or neutral change."""
+        if self.spread is None:
+            return (f"noise unknown: {self.runs} baseline run(s), {MIN_NOISE_RUNS} needed; "
+                    f"not coloured")
+        return (f"noise band ±{self.percent:.1f}% (z {self.z:g} × s {self.spread * 100:.2f}% "
+                f"× √2, s from {self.runs} runs); minimum effect {self.min_effect * 100:g}%")
+
+
+def noise_band(series: Series, baseline_branch: str | None, marks: Sequence[ChangeMark] = (),
+               policy: RulePolicy = DEFAULT_POLICY) -> NoiseBand:
+    medians = noise_medians(series, baseline_branch, marks)
+    estimate = NoiseEstimate.from_medians(medians)
+    min_effect = policy.effect_for(series.suite, series.metric)
+    if estimate.runs < policy.min_history:
+        min_effect = max(min_effect, policy.low_history_min_effect)
+    return NoiseBand(estimate.spread, estimate.runs, policy.z, min_effect)
+
+
+def noise_medians(series: Series, baseline_branch: str | None,
+                  marks: Sequence[ChangeMark] = ()) -> list[float]:
+    """Baseline-branch medians before the newest point (all branches when it has none), since
+    the newest change point when at least 3 of them follow it, newest `HISTORY_WINDOW`."""
+    earlier = range(len(series.points) - 1)
+    positions = [i for i in earlier if series.points[i].run.branch == baseline_branch]
+    if not positions:
+        positions = list(earlier)
+    if marks:
+        since = [i for i in positions if i >= max(m.index for m in marks)]
+        if len(since) >= MIN_NOISE_RUNS:
+            positions = since
+    return [series.points[i].median for i in positions[-HISTORY_WINDOW:]]
+
+
+def change_css(change: float | None, direction: str, band: NoiseBand) -> str:
+    """'better' or 'worse' for a change beyond noise and the minimum effect, else 'same'."""
+    width = band.log_half_width
+    if change is None or width is None or change <= -1:
+        return "same"
+    if abs(math.log1p(change)) <= width or abs(change) < band.min_effect:
+        return "same"
+    better = change < 0 if direction == "lower" else change > 0
+    return "better" if better else "worse"
