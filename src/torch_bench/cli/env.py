@@ -7,6 +7,7 @@ import json
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from torch_bench.measure.environment import FINGERPRINT_FIELDS, collect_environment
 
@@ -32,7 +33,8 @@ def handle(args: argparse.Namespace) -> int:
     table.add_column("value", overflow="fold")
     for key, value in env.items():
         marker = " *" if key in FINGERPRINT_FIELDS else ""
-        table.add_row(key + marker, json.dumps(value) if isinstance(value, list) else str(value))
+        shown = json.dumps(value) if isinstance(value, list) else str(value)
+        table.add_row(Text(key + marker), Text(shown))  # Text: never read as Rich markup
     Console().print(table)
     print("* part of the fingerprint")
     return 0
