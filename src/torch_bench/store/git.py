@@ -107,12 +107,13 @@ class Git:
             raise GitError(args[0], done.returncode, stderr, stdout)
         return result
 
-    def raw(self, *args: str, input: bytes | None = None) -> bytes:
+    def raw(self, *args: str, input: bytes | None = None,
+            env: Mapping[str, str] | None = None) -> bytes:
         """Standard output as bytes (object contents), for commands whose output holds no
         secret; errors are scrubbed as usual."""
         secrets = self.credentials.secrets() if self.credentials else ()
         done = subprocess.run(["git", *args], cwd=self.directory, input=input,
-                              capture_output=True, env=self.env(), check=False)
+                              capture_output=True, env=self.env(**(env or {})), check=False)
         if done.returncode != 0:
             stderr = scrub(done.stderr.decode("utf-8", "replace"), secrets)
             raise GitError(args[0], done.returncode, stderr)
