@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torch_bench.store.git import Credentials, Git
-from torch_bench.store.remote import DEFAULT_POLICY, StoreError, Target, data_prefix, resolve_remote
+from torch_bench.store.remote import (
+    DEFAULT_POLICY,
+    GaveUp,
+    StoreError,
+    Target,
+    data_prefix,
+    resolve_remote,
+)
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
 from torch_bench.store.site_files import (
     MANIFEST,
@@ -146,13 +153,16 @@ Prepare = Callable[[Git, "str | None", Path], "tuple[str, str] | None"]
 
 def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
                    prepare: Prepare, policy: RetryPolicy, log: Callable[[str], None],
-                   sleep: Callable[[float], None]) -> PublishReport:
+                   sleep: Callable[[float], None],
+                   clock: Callable[[], float] = time.monotonic) -> PublishReport:
     """Fetch the tip, prepare a tree from it, commit and push; after a lost race, start over
     from the new tip. A refusal for any other reason fails at once."""
     where = f"{display_url(target.remote)} (branch {target.branch})"
     ref = f"refs/heads/{target.branch}"
     rng = random.Random()
-    for attempt in range(1, policy.attempts + 1):
+    started, attempt = clock(), 0
+    while True:
+        attempt += 1
         with tempfile.TemporaryDirectory(prefix="torch-bench-publish-") as scratch:
             git = _repository(Path(scratch) / "repo", target, credentials)
             tip = _fetch_tip(git, target)
@@ -169,12 +179,12 @@ def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
                 return PublishReport(commit, attempt)
             if outcome.verdict is Verdict.REFUSED:
                 raise StoreError(f"{where} refused the {what}: {outcome.reason}")
-        if attempt < policy.attempts:
-            delay = policy.delay(attempt, rng)
-            log(f"{what} push lost a race; attempt {attempt + 1} of {policy.attempts} "
-                f"in {delay:.2f}s")
-            sleep(delay)
-    raise StoreError(f"{where}: gave up pushing the {what} after {policy.attempts} attempts")
+        delay = policy.next_delay(attempt, clock() - started, rng)
+        if delay is None:
+            raise GaveUp(f"{where}: gave up pushing the {what} after {attempt} attempts in "
+                         f"{clock() - started:.0f} s (budget {policy.describe()})")
+        log(f"{what} push lost a race; attempt {attempt + 1} in {delay:.2f}s")
+        sleep(delay)
 
 
 def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,

@@ -6,7 +6,7 @@ paths to the new files are read and rewritten (trees.py), and `commit-tree` make
 so an append costs about the same however long the history is.
 Since a run only ever adds files at paths named by its run id, re-applying it on top of a
 newer tip cannot conflict: when a push loses the race, the loop fetches the new tip, rebuilds
-the commit on it and tries again after a backoff, a bounded number of times. Any other refusal
+the commit on it and tries again after a backoff, within a time budget. Any other refusal
 (authentication, branch protection, a hook) ends the store at once.
 """
 
@@ -29,6 +29,13 @@ from torch_bench.store.trees import Entries, add_files, directories_of, parse_tr
 
 class StoreError(UserError):
     """The runs could not be stored; the message says why and whether anything was retried."""
+
+
+class GaveUp(StoreError):
+    """Other writers kept winning the race for the whole retry budget: an operational
+    failure, not bad input (the CLI exits with status 1)."""
+
+    exit_status = 1
 
 
 DEFAULT_POLICY = RetryPolicy()
@@ -82,6 +89,7 @@ def store_runs(
     log: Callable[[str], None] = lambda line: None,
     rng: random.Random | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> StoreReport:
     prefix = data_prefix(target.folder)
     files = planned_files(runs, prefix)
@@ -92,7 +100,10 @@ def store_runs(
         git = _scratch_repository(Path(scratch), target, credentials)
         blobs = _write_blobs(git, Path(scratch) / "files", files)
         (Path(scratch) / "trees").mkdir()
-        for attempt in range(1, policy.attempts + 1):
+        started = clock()
+        attempt = 0
+        while True:
+            attempt += 1
             tip = _fetch_tip(git, target.branch, where)
             root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
             added = sorted({files[path][0] for path in files if path not in existing})
@@ -110,14 +121,14 @@ def store_runs(
             if outcome.verdict is Verdict.REFUSED:
                 raise StoreError(f"{where} refused the push: {outcome.reason} "
                                  f"(not retried: this is not a race with another writer)")
-            if attempt < policy.attempts:
-                delay = policy.delay(attempt, rng)
-                log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} of "
-                    f"{policy.attempts} in {delay:.2f}s")
-                sleep(delay)
-    raise StoreError(f"{where}: gave up after {policy.attempts} attempts, other writers kept "
-                     f"pushing first; nothing was stored, run the store again or raise "
-                     f"--attempts")
+            delay = policy.next_delay(attempt, clock() - started, rng)
+            if delay is None:
+                raise GaveUp(f"{where}: gave up after {attempt} attempts in "
+                             f"{clock() - started:.0f} s (budget {policy.describe()}), other "
+                             f"writers kept pushing first; nothing was stored, run the store "
+                             f"again or raise --retry-for")
+            log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} in {delay:.2f}s")
+            sleep(delay)
 
 
 def _scratch_repository(directory: Path, target: Target,
