@@ -271,3 +271,93 @@ def test_a_writer_that_keeps_losing_the_race_gives_up_with_status_1(tmp_path, cl
     assert done.stderr.count("push lost a race") == 2
     assert (tmp_path / "races").read_text().count("raced") == 3
     git("fsck", cwd=remote)
+
+
+def _git_http_backend(repositories: Path, seen: list):
+    """A real smart-HTTP git server (`git http-backend` as CGI) that records the headers it
+    receives."""
+    class Backend(BaseHTTPRequestHandler):
+        def _serve(self):
+            seen.append(dict(self.headers))
+            path, _, query = self.path.partition("?")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            env = {"GIT_PROJECT_ROOT": str(repositories), "GIT_HTTP_EXPORT_ALL": "1",
+                   "PATH_INFO": path, "QUERY_STRING": query,
+                   "REQUEST_METHOD": self.command, "PATH": os.environ["PATH"],
+                   "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                   "CONTENT_LENGTH": str(len(body)), "REMOTE_USER": "x",
+                   "GIT_HTTP_RECEIVE_PACK": "1"}
+            if self.headers.get("Git-Protocol"):
+                env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+            out = subprocess.run(["git", "http-backend"], input=body, env=env,
+                                 capture_output=True).stdout
+            head, _, payload = out.partition(b"\r\n\r\n")
+            status = 200
+            headers = []
+            for line in head.decode().split("\r\n"):
+                name, _, value = line.partition(": ")
+                if name.lower() == "status":
+                    status = int(value.split()[0])
+                elif name:
+                    headers.append((name, value))
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = _serve  # noqa: N815
+
+        def log_message(self, *args):
+            pass
+    return Backend
+
+
+def _redirecting_to(port: int):
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{port}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    return Redirecting
+
+
+def test_the_token_never_follows_a_redirect_to_another_origin(tmp_path, cli):
+    """The remote answers 302 to a working git server on another port: that server must
+    never receive the token (the store fails instead)."""
+    repositories = tmp_path / "served"
+    bare_remote(repositories / "org", "repo.git")
+    seen: list[dict] = []
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _git_http_backend(repositories, seen))
+    remote = ThreadingHTTPServer(("127.0.0.1", 0), _redirecting_to(other.server_port))
+    for server in (other, remote):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{remote.server_port}/org/repo.git"
+        done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", url,
+                   env={"GITHUB_TOKEN": FAKE_TOKEN})
+        direct = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote",
+                     f"http://127.0.0.1:{other.server_port}/org/repo.git")
+    finally:
+        remote.shutdown()
+        other.shutdown()
+    assert direct.returncode == 0, direct.stderr  # the server on the other port does work
+    assert done.returncode == 2 and FAKE_TOKEN not in done.stdout + done.stderr
+    assert not any("Authorization" in headers for headers in seen)
+
+
+def test_the_header_is_scoped_to_the_exact_remote_url():
+    from torch_bench.store.access import credentials_for
+    from torch_bench.store.git import auth_env
+
+    env = auth_env(credentials_for("https://user@example.com:8443/org/repo.git", FAKE_TOKEN))
+    keys = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"]
+            for i in range(int(env["GIT_CONFIG_COUNT"]))}
+    assert keys["http.https://example.com:8443/org/repo.git.followRedirects"] == "false"
+    assert keys["http.https://example.com:8443/org/repo.git.extraHeader"].startswith(
+        "Authorization: Basic ")
