@@ -125,6 +125,7 @@ def handle_prune(args: argparse.Namespace) -> int:
 
 
 def handle_rename(args: argparse.Namespace) -> int:
+    _check_rename_names(args)
     scan = scan_folder(Path(args.data))
     runs = [stored.run for stored in scan.stored]
     if not args.merge:
@@ -134,6 +135,13 @@ def handle_rename(args: argparse.Namespace) -> int:
     else:
         runs = rename_param(runs, *args.param)
     return _carry_out(args, plan_edit(scan, runs), scan.problems)
+
+
+def _check_rename_names(args: argparse.Namespace) -> None:
+    if args.benchmark and not all(name.strip() for name in args.benchmark):
+        raise UserError(f"--benchmark: names must not be empty, got {args.benchmark}")
+    if args.param and not args.param[0].strip():
+        raise UserError("--param: the parameter KEY must not be empty")
 
 
 def _refuse_merge(args: argparse.Namespace, runs) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 
 from torch_bench.errors import UserError
+from torch_bench.fileio import read_text
 from torch_bench.formats import IMPORTERS, importer
 from torch_bench.formats.github_action_benchmark import HISTORY_IMPORTERS
+from torch_bench.formats.safety import guarded
 from torch_bench.measure.environment import collect_environment
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS, get_metric
 from torch_bench.provenance import ci_info, git_info
@@ -52,10 +53,7 @@ def handle(args: argparse.Namespace) -> int:
         return handle_history(args)
     if args.metric:
         get_metric(args.metric)
-    try:
-        text = Path(args.source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{args.source}: no such file") from None
+    text = read_text(args.source)
     named = {"suite": args.suite} if args.suite else {}
     results = importer(args.format)(text, source=args.source, unit=args.unit, **named,
                                     metric=args.metric)
@@ -75,7 +73,8 @@ def handle_history(args: argparse.Namespace) -> int:
         if value:
             raise UserError(f"{flag}: not used with --format {args.format} (the file says "
                             f"what each value is)")
-    runs = HISTORY_IMPORTERS[args.format](_read(args.source), source=args.source)
+    read_history = guarded(HISTORY_IMPORTERS[args.format], args.format)
+    runs = read_history(read_text(args.source), source=args.source)
     out = args.out or "data"
     report = store_in_folder(runs, out)
     results = sum(len(run.results) for run in runs)
@@ -84,9 +83,3 @@ def handle_history(args: argparse.Namespace) -> int:
         f"{len(report.present)} already there")
     return 0
 
-
-def _read(source: str) -> str:
-    try:
-        return Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{source}: no such file") from None

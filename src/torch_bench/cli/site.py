@@ -53,15 +53,21 @@ def data_inside(data: Path, out: Path) -> tuple[str, ...]:
 
 def handle(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UserError(f"--out {args.out}: is a file, expected a folder for the site")
     history = load_history(args.data, RunFilter(repository=args.repository))
     for problem in history.problems:
         print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
     if args.change_point_window < 0:
         raise UserError(f"--change-point-window: expected 0 or more, got "
                         f"{args.change_point_window}")
-    out = build_site(history, args.out, baseline_branch=args.baseline_branch,
-                     change_point_window=args.change_point_window or None,
-                     keep=data_inside(Path(args.data), Path(args.out)),
-                     progress=lambda message: print(f"site: {message}", file=sys.stderr))
+    try:
+        out = build_site(history, args.out, baseline_branch=args.baseline_branch,
+                         change_point_window=args.change_point_window or None,
+                         keep=data_inside(Path(args.data), Path(args.out)),
+                         progress=lambda message: print(f"site: {message}", file=sys.stderr))
+    except OSError as exc:
+        raise UserError(f"--out {args.out}: cannot write the site ({exc.strerror or exc}"
+                        f"{': ' + exc.filename if exc.filename else ''})") from None
     print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

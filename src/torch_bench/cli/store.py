@@ -88,6 +88,9 @@ def load_sources(sources: list[str]) -> list[Run]:
             if history.problems:
                 raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
             found = history.runs
+            if not found:
+                raise UserError(f"{source}: no run documents in this folder; nothing was "
+                                f"stored")
         else:
             found = (load_run(source),)
         for run in found:

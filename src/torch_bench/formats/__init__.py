@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from torch_bench.errors import UserError
 from torch_bench.formats import aipep, asv, csv_hf, oss, pytest_benchmark
+from torch_bench.formats.safety import guarded
 from torch_bench.results.schema import Result, Run
 
 Exporter = Callable[[Run], str]
@@ -42,4 +43,5 @@ def exporter(name: str) -> Exporter:
 
 
 def importer(name: str) -> Importer:
-    return _pick(IMPORTERS, name, "import")
+    """The importer for `--format name`: any text gives results or a UserError."""
+    return guarded(_pick(IMPORTERS, name, "import"), name)

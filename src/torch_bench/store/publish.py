@@ -11,7 +11,6 @@ folder and every file the dashboard did not write are carried over unchanged.
 from __future__ import annotations
 
 import random
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,8 +24,10 @@ from torch_bench.store.remote import (
     Target,
     data_prefix,
     resolve_remote,
+    scratch_failures,
 )
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.scratch import scratch_folder
 from torch_bench.store.site_files import (
     MANIFEST,
     Entry,
@@ -79,13 +80,14 @@ def checkout_data(target: Target, credentials: Credentials | None, destination: 
     """The data folder of the branch's tip, checked out under `destination` (an empty folder
     when the branch does not exist yet)."""
     folder = str(data_prefix(target.folder)).strip(".")
-    git = _repository(destination, target, credentials)
-    tip = _fetch_tip(git, target)
-    if tip is None:
-        empty = destination / (folder or "")
-        empty.mkdir(parents=True, exist_ok=True)
-        return empty
-    return _check_out_data(git, tip, folder)
+    with scratch_failures(f"{display_url(target.remote)} (branch {target.branch})"):
+        git = _repository(destination, target, credentials)
+        tip = _fetch_tip(git, target)
+        if tip is None:
+            empty = destination / (folder or "")
+            empty.mkdir(parents=True, exist_ok=True)
+            return empty
+        return _check_out_data(git, tip, folder)
 
 
 def _tree_entries(git: Git, tree: str) -> dict[str, Entry]:
@@ -163,7 +165,7 @@ def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
     started, attempt = clock(), 0
     while True:
         attempt += 1
-        with tempfile.TemporaryDirectory(prefix="torch-bench-publish-") as scratch:
+        with scratch_failures(where), scratch_folder("torch-bench-publish-") as scratch:
             git = _repository(Path(scratch) / "repo", target, credentials)
             tip = _fetch_tip(git, target)
             prepared = prepare(git, tip, Path(scratch))

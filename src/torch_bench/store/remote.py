@@ -12,10 +12,10 @@ the commit on it and tries again after a backoff, within a time budget. Any othe
 
 from __future__ import annotations
 
+import contextlib
 import random
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -24,6 +24,7 @@ from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.git import Credentials, Git, GitError
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.scratch import scratch_folder
 from torch_bench.store.trees import Entries, add_files, directories_of, parse_tree
 
 
@@ -96,7 +97,7 @@ def store_runs(
     directories = directories_of([*files])
     rng = rng or random.Random()
     where = f"{display_url(target.remote)} (branch {target.branch})"
-    with tempfile.TemporaryDirectory(prefix="torch-bench-store-") as scratch:
+    with scratch_failures(where), scratch_folder("torch-bench-store-") as scratch:
         git = _scratch_repository(Path(scratch), target, credentials)
         blobs = _write_blobs(git, Path(scratch) / "files", files)
         (Path(scratch) / "trees").mkdir()
@@ -129,6 +130,19 @@ def store_runs(
                              f"again or raise --retry-for")
             log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} in {delay:.2f}s")
             sleep(delay)
+
+
+@contextlib.contextmanager
+def scratch_failures(where: str) -> Iterator[None]:
+    """A full disk or a failing git command in the scratch repository, as one line."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreError(f"cannot write the scratch repository ({exc.strerror or exc}); "
+                         f"nothing was pushed (TMPDIR full? point it at a folder with "
+                         f"space)") from None
+    except GitError as exc:
+        raise StoreError(f"{where}: {exc}; nothing was pushed") from None
 
 
 def _scratch_repository(directory: Path, target: Target,
