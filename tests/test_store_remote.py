@@ -361,3 +361,34 @@ def test_the_header_is_scoped_to_the_exact_remote_url():
     assert keys["http.https://example.com:8443/org/repo.git.followRedirects"] == "false"
     assert keys["http.https://example.com:8443/org/repo.git.extraHeader"].startswith(
         "Authorization: Basic ")
+
+
+def test_a_store_killed_mid_push_leaves_a_scratch_folder_the_next_store_sweeps(tmp_path):
+    remote = bare_remote(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    marker = tmp_path / "receiving"
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nsleep 60\n")
+    hook.chmod(0o755)
+    code = ("import sys\nfrom torch_bench.store.remote import Target, store_runs\n"
+            "from torch_bench.results.schema import measured, new_run\n"
+            "store_runs([new_run([measured('s', sys.argv[2], 'latency', [1.0])])], "
+            "Target(sys.argv[1]))\n")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(remote), "killed"], env=env,
+                              start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the writer never reached the push"
+    os.killpg(writer.pid, signal.SIGKILL)
+    writer.wait()
+    hook.unlink()
+    (leaked,) = scratch.glob("torch-bench-store-*")
+    live = scratch / "torch-bench-store-of-a-live-process"
+    live.mkdir()
+    (live / ".torch-bench-owner").write_text(f"{os.getpid()} ")
+    subprocess.run([sys.executable, "-c", code, str(remote), "next"], env=env, check=True)
+    assert not leaked.exists() and live.exists()
+    assert [p.name for p in scratch.iterdir()] == [live.name]
