@@ -181,3 +181,19 @@ def test_dashboard_url_names_the_site_folder():
     ctx = read_context({"GITHUB_REPOSITORY": "octo/bench"})
     assert ctx.dashboard_url() == "https://octo.github.io/bench/"
     assert ctx.dashboard_url("dashboard") == "https://octo.github.io/bench/dashboard/"
+
+
+def test_site_publish_from_the_cli_into_a_sub_folder(tmp_path, cli):
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "data")
+    store_runs([a_run(1.0)], target)
+    commit_files(remote, {"index.html": "<h1>mine</h1>", "CNAME": "x\n"}, tmp_path)
+    refused = cli("site", "--publish", "--remote", str(remote), "--out", "built")
+    assert refused.returncode == 2 and "site-folder" in refused.stderr
+    errors = [line for line in refused.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in refused.stderr
+    cli("site", "--publish", "--remote", str(remote), "--out", "built",
+        "--site-folder", "dashboard", check=True)
+    files = files_at(remote)
+    assert "dashboard/index.html" in files and ".torch-bench-site.json" not in files
+    assert show(remote, "index.html") == "<h1>mine</h1>" and show(remote, "CNAME") == "x\n"

@@ -107,7 +107,8 @@ def _site_entries(git: Git, site: Path, index: Path) -> dict[str, Entry]:
     env = {"GIT_INDEX_FILE": str(index)}
     index.unlink(missing_ok=True)
     git.run("read-tree", "--empty", env=env)
-    git.run("--work-tree", str(site), "add", "--sparse", "-A", "--force", ".", env=env)
+    git.run("--work-tree", str(site.resolve()), "add", "--sparse", "-A", "--force", ".",
+            env=env)
     listed = git.raw("ls-files", "-s", "-z", env=env)
     entries = {}
     for record in listed.split(b"\0"):
