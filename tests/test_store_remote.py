@@ -102,13 +102,11 @@ def test_a_remote_refusing_for_another_reason_fails_at_once(tmp_path, cli):
     hook.write_text(f"#!/bin/sh\necho tried >> {tmp_path / 'pushes'}\n"
                     "echo 'gh-pages is protected: pushes need review' >&2\nexit 1\n")
     hook.chmod(0o755)
-    started = time.monotonic()
     done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", str(remote))
     assert done.returncode == 2
     assert "refused the push" in done.stderr and "pre-receive hook declined" in done.stderr
     assert "gh-pages is protected" in done.stderr and "not retried" in done.stderr
-    assert (tmp_path / "pushes").read_text().count("tried") == 1
-    assert time.monotonic() - started < 30
+    assert (tmp_path / "pushes").read_text().count("tried") == 1  # no retry
 
 
 class _Refusing(BaseHTTPRequestHandler):
