@@ -8,14 +8,24 @@ every remote in turn, so machine noise hits all sizes alike. History is laid out
 (the whole history in the current month, the worst case for the tree that must be rebuilt).
 
     python benchmarks/store_append.py [--rounds 5]
+
+With `--writers N --runs M`, it measures concurrent stores instead: N writer processes each
+store M runs into one remote at once (as the shards of a matrix do), optionally while
+`--cpu-hog` keeps every core busy, and prints how many runs arrived, the attempts they took,
+the give-ups and whether `git fsck` finds the remote clean.
+
+    python benchmarks/store_append.py --writers 16 --runs 5 --cpu-hog
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
@@ -77,11 +87,81 @@ def time_appends(remotes: dict[int, Path], rounds: int, rng: random.Random) -> d
     return times
 
 
+WRITER = """
+import json, sys, time
+from torch_bench.results.schema import measured, new_run
+from torch_bench.store.remote import GaveUp, Target, store_runs
+remote, writer, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for number in range(runs):
+    run = new_run([measured("s", f"w{writer}", "latency", [float(number + 1)],
+                            params={"n": number})])
+    started = time.monotonic()
+    try:
+        report = store_runs([run], Target(remote))
+        print(json.dumps({"ok": True, "attempts": report.attempts,
+                          "seconds": time.monotonic() - started}), flush=True)
+    except GaveUp as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}), flush=True)
+"""
+
+HOG = "while True:\n    pass\n"
+
+
+def concurrent_stores(writers: int, runs: int, cpu_hog: bool) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        remote = Path(scratch) / "concurrent.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        hogs = [subprocess.Popen([sys.executable, "-c", HOG])
+                for _ in range(os.cpu_count() or 1)] if cpu_hog else []
+        started = time.perf_counter()
+        try:
+            procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(remote), str(w),
+                                       str(runs)], stdout=subprocess.PIPE, text=True)
+                     for w in range(writers)]
+            outcomes = []
+            for proc in procs:
+                out, _ = proc.communicate()
+                outcomes += [json.loads(line) for line in out.splitlines() if line.strip()]
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        wall = time.perf_counter() - started
+        stored = subprocess.run(["git", "ls-tree", "-r", "--name-only", "gh-pages", "data/runs"],
+                                cwd=remote, capture_output=True, text=True).stdout.split()
+        fsck = subprocess.run(["git", "fsck", "--strict"], cwd=remote, capture_output=True,
+                              text=True)
+        done = [o for o in outcomes if o["ok"]]
+        attempts = sorted(o["attempts"] for o in done)
+        seconds = sorted(o["seconds"] for o in done)
+        load = f" under a CPU hog ({len(hogs)} busy processes)" if hogs else ""
+        print(f"{writers} writers x {runs} runs{load}:")
+        print(f"  stored {len(done)}/{writers * runs} (run files on the branch: {len(stored)}),"
+              f" gave up: {len(outcomes) - len(done)}")
+        if done:
+            print(f"  attempts per store: median {statistics.median(attempts):g}, "
+                  f"max {attempts[-1]}; seconds per store: median "
+                  f"{statistics.median(seconds):.1f}, max {seconds[-1]:.1f}; wall {wall:.0f} s")
+        # Objects of pushes that lost a race stay behind as dangling commits: harmless.
+        lines = (fsck.stdout + fsck.stderr).splitlines()
+        dangling = sum(line.startswith("dangling ") for line in lines)
+        errors = [line for line in lines if not line.startswith(("dangling ", "notice: "))]
+        verdict = "clean" if fsck.returncode == 0 and not errors else "\n".join(errors)
+        print(f"  git fsck --strict: {verdict} ({dangling} dangling objects of lost races)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--growth-runs", type=int, default=20)
+    parser.add_argument("--writers", type=int, help="measure N concurrent writers instead")
+    parser.add_argument("--runs", type=int, default=5, help="runs each writer stores")
+    parser.add_argument("--cpu-hog", action="store_true",
+                        help="keep every core busy while the writers store")
     args = parser.parse_args()
+    if args.writers:
+        concurrent_stores(args.writers, args.runs, args.cpu_hog)
+        return
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as scratch:
         for spread in (True, False):

@@ -55,9 +55,9 @@ def test_unit_override_turns_fastrnns_cpu_seconds_into_ms():
     text = 'noise\nCaffe2Observer {"type": "NET", "metric": "lstm-py", "unit": "ms", ' \
            '"value": "0.0125"}\n'
     (result,) = import_aipep(text, unit="s")
-    assert result.samples == (12.5,) and result.unit == "ms"
+    assert result.samples == pytest.approx((12.5,)) and result.unit == "ms"
     (oss,) = import_oss('{"lstm": {"py": 0.5}}', unit="s")
-    assert oss.summary.mean == 500.0
+    assert oss.summary.mean == pytest.approx(500.0)
 
 
 def test_memory_units_import_as_memory():

@@ -60,7 +60,7 @@ def test_asv_result_file_with_params_units_and_types():
     assert memory.metric == "peak_memory" and memory.summary.median == pytest.approx(
         24809472 / 2**20)
     answer = by_key[("bench.track_answer", ())]
-    assert answer.metric == "value" and answer.summary.median == 42
+    assert answer.metric == "value" and answer.summary.median == pytest.approx(42)
     assert answer.extra["asv_unit"] == "answers"
     valid(results)
 

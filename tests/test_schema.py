@@ -27,7 +27,7 @@ def test_save_and_load_round_trip(tmp_path):
     data = json.loads(path.read_text())
     assert data["schema"] == {"name": "torch-bench/run", "version": SCHEMA_VERSION}
     assert data["results"][0]["unit"] == "ms" and data["results"][0]["direction"] == "lower"
-    assert data["results"][0]["summary"]["median"] == 2.0
+    assert data["results"][0]["summary"]["median"] == pytest.approx(2.0)
 
 
 def write_doc(tmp_path, mutate):

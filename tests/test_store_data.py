@@ -130,3 +130,26 @@ def test_an_intact_archive_is_trusted_by_the_reader_but_verify_checks_every_run(
     assert len(load_history(root).runs) == 2
     done = cli("data", "verify")
     assert done.returncode == 1 and "runs[0]: results[0].unit" in done.stdout
+
+
+def test_rename_onto_an_existing_benchmark_is_refused_unless_merge(tmp_path, cli):
+    root = tmp_path / "data"
+    history(root, months=("2026-01",))
+    before = sorted(p.read_bytes() for p in root.rglob("*.json"))
+    refused = cli("data", "rename", "--benchmark", "gru", "lstm")
+    assert refused.returncode == 2 and "--merge" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert sorted(p.read_bytes() for p in root.rglob("*.json")) == before
+    cli("data", "rename", "--benchmark", "gru", "lstm", "--merge", check=True)
+    verify = cli("data", "verify")
+    assert verify.returncode == 1
+    assert "more than once" in verify.stdout and "rnns/lstm[batch=8]:latency" in verify.stdout
+
+
+def test_rename_onto_an_existing_parameter_value_is_refused(tmp_path, cli):
+    root = tmp_path / "data"
+    runs = [new_run([measured("s", "b", "latency", [1.0], params={"batch": batch})],
+                    created_at="2026-01-01T00:00:00Z") for batch in (8, 16)]
+    store_in_folder(runs, root)
+    refused = cli("data", "rename", "--param", "batch", "8", "16")
+    assert refused.returncode == 2 and "--merge" in refused.stderr

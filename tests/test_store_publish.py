@@ -96,3 +96,104 @@ def test_retention_edit_keeps_the_newest_runs_per_benchmark(tmp_path):
                       lambda data: main(["data", "prune", "--data", str(data), "--keep", "1"]),
                       "keep one")
     assert again.commit is None  # nothing left to prune: no empty commit
+
+
+def commit_files(remote, files, tmp_path, branch="gh-pages"):
+    """Push a commit holding `files` (path -> text) on top of the branch, as a user would."""
+    work = tmp_path / "user-checkout"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    run = {"cwd": work, "check": True, "capture_output": True}
+    subprocess.run(["git", "fetch", "-q", str(remote), branch], **run)
+    subprocess.run(["git", "checkout", "-q", "FETCH_HEAD"], **run)
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    subprocess.run(["git", "add", "-A"], **run)
+    subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-qm", "user"],
+                   **run)
+    subprocess.run(["git", "push", "-q", str(remote), f"HEAD:refs/heads/{branch}"], **run)
+
+
+def show(remote, path, branch="gh-pages"):
+    return subprocess.run(["git", "-C", str(remote), "show", f"{branch}:{path}"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def one_page_site(tmp_path, pages):
+    def build(data):
+        site = tmp_path / f"site-{len(list(tmp_path.glob('site-*')))}"
+        for path, text in pages.items():
+            (site / path).parent.mkdir(parents=True, exist_ok=True)
+            (site / path).write_text(text)
+        return site
+    return build
+
+
+def test_publish_keeps_the_owners_files_and_removes_only_its_own_old_pages(tmp_path):
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "benchmarks")
+    store_runs([a_run(1.0)], target)
+    commit_files(remote, {"CNAME": "bench.example.com\n", "docs/guide.md": "# guide\n"},
+                 tmp_path)
+    publish_site(target, None, one_page_site(tmp_path, {"index.html": "v1",
+                                                        "old/page.html": "gone soon"}))
+    publish_site(target, None, one_page_site(tmp_path, {"index.html": "v2"}))
+    files = files_at(remote)
+    assert {"CNAME", "docs/guide.md", "index.html"} <= files
+    assert not any(f.startswith("old/") for f in files)
+    assert show(remote, "CNAME") == "bench.example.com\n" and show(remote, "index.html") == "v2"
+    assert sum(f.startswith("benchmarks/runs/") for f in files) == 1
+
+
+def test_first_publish_refuses_to_overwrite_the_owners_index_then_uses_a_sub_folder(tmp_path):
+    import pytest
+
+    from torch_bench.store.site_files import ForeignFiles
+
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "benchmarks")
+    store_runs([a_run(1.0)], target)
+    commit_files(remote, {"index.html": "<h1>my project</h1>"}, tmp_path)
+    before = files_at(remote)
+    with pytest.raises(ForeignFiles, match="index.html.*site-folder"):
+        publish_site(target, None, one_page_site(tmp_path, {"index.html": "dashboard"}))
+    assert files_at(remote) == before
+    report = publish_site(target, None, one_page_site(tmp_path, {"index.html": "dashboard"}),
+                          site_folder="dashboard")
+    assert report.commit
+    assert show(remote, "index.html") == "<h1>my project</h1>"
+    assert show(remote, "dashboard/index.html") == "dashboard"
+
+
+def test_a_dashboard_published_before_the_manifest_is_replaced(tmp_path):
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "benchmarks")
+    store_runs([a_run(1.0)], target)
+    legacy = "<footer>Static dashboard built by <code>torch-bench site</code>.</footer>"
+    commit_files(remote, {"index.html": legacy, "CNAME": "x\n"}, tmp_path)
+    publish_site(target, None, one_page_site(tmp_path, {"index.html": "new"}))
+    assert show(remote, "index.html") == "new" and show(remote, "CNAME") == "x\n"
+
+
+def test_dashboard_url_names_the_site_folder():
+    from torch_bench.action.context import read_context
+
+    ctx = read_context({"GITHUB_REPOSITORY": "octo/bench"})
+    assert ctx.dashboard_url() == "https://octo.github.io/bench/"
+    assert ctx.dashboard_url("dashboard") == "https://octo.github.io/bench/dashboard/"
+
+
+def test_site_publish_from_the_cli_into_a_sub_folder(tmp_path, cli):
+    remote = bare(tmp_path)
+    target = Target(str(remote), "gh-pages", "data")
+    store_runs([a_run(1.0)], target)
+    commit_files(remote, {"index.html": "<h1>mine</h1>", "CNAME": "x\n"}, tmp_path)
+    refused = cli("site", "--publish", "--remote", str(remote), "--out", "built")
+    assert refused.returncode == 2 and "site-folder" in refused.stderr
+    errors = [line for line in refused.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in refused.stderr
+    cli("site", "--publish", "--remote", str(remote), "--out", "built",
+        "--site-folder", "dashboard", check=True)
+    files = files_at(remote)
+    assert "dashboard/index.html" in files and ".torch-bench-site.json" not in files
+    assert show(remote, "index.html") == "<h1>mine</h1>" and show(remote, "CNAME") == "x\n"

@@ -1,3 +1,5 @@
+import pytest
+
 from torch_bench.fileio import write_json_atomic
 from torch_bench.results.schema import measured, new_run
 from torch_bench.store.layout import run_path
@@ -24,4 +26,5 @@ def test_history_is_read_in_time_order_and_bad_files_are_named(tmp_path):
     assert [r.run_id for r in load_history(tmp_path, RunFilter(branch="main")).runs] == [
         late.run_id]
     frame = results_frame(history.runs)
-    assert list(frame["median"]) == [1.0, 2.0] and set(frame["branch"]) == {"main", "feature"}
+    assert list(frame["median"]) == pytest.approx([1.0, 2.0])
+    assert set(frame["branch"]) == {"main", "feature"}

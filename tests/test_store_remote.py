@@ -102,13 +102,11 @@ def test_a_remote_refusing_for_another_reason_fails_at_once(tmp_path, cli):
     hook.write_text(f"#!/bin/sh\necho tried >> {tmp_path / 'pushes'}\n"
                     "echo 'gh-pages is protected: pushes need review' >&2\nexit 1\n")
     hook.chmod(0o755)
-    started = time.monotonic()
     done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", str(remote))
     assert done.returncode == 2
     assert "refused the push" in done.stderr and "pre-receive hook declined" in done.stderr
     assert "gh-pages is protected" in done.stderr and "not retried" in done.stderr
-    assert (tmp_path / "pushes").read_text().count("tried") == 1
-    assert time.monotonic() - started < 30
+    assert (tmp_path / "pushes").read_text().count("tried") == 1  # no retry
 
 
 class _Refusing(BaseHTTPRequestHandler):
@@ -152,7 +150,7 @@ from torch_bench.results.schema import measured, new_run
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.retry import RetryPolicy
 remote, writer = sys.argv[1], int(sys.argv[2])
-policy = RetryPolicy(attempts=60, base_delay=0.05, max_delay=1.0)
+policy = RetryPolicy(budget=300, base_delay=0.05, max_delay=1.0)
 for number in range(5):
     run = new_run([measured("s", f"w{writer}", "latency", [float(number + 1)],
                             params={"n": number})])
@@ -219,9 +217,19 @@ def test_push_outcomes_are_read_from_porcelain_output():
 
 def test_backoff_grows_and_is_bounded():
     import random
-    policy, rng = RetryPolicy(attempts=10, base_delay=0.2, max_delay=5.0), random.Random(1)
+    policy, rng = RetryPolicy(budget=60, base_delay=0.2, max_delay=5.0), random.Random(1)
     delays = [policy.delay(n, rng) for n in range(1, 10)]
     assert 0.1 <= delays[0] <= 0.2 and all(2.5 <= d <= 5.0 for d in delays[6:])
+
+
+def test_retries_are_budgeted_by_time_not_by_count():
+    import random
+    policy, rng = RetryPolicy(budget=30, base_delay=0.2, max_delay=5.0), random.Random(1)
+    assert policy.next_delay(50, elapsed=10.0, rng=rng) is not None  # many failures, time left
+    assert policy.next_delay(2, elapsed=30.0, rng=rng) is None  # budget spent
+    assert policy.next_delay(9, elapsed=29.0, rng=rng) <= 1.0  # no wait runs past the budget
+    capped = RetryPolicy(budget=30, attempts=3)
+    assert capped.next_delay(3, elapsed=0.0, rng=rng) is None
 
 
 def test_an_imported_history_folder_is_stored_in_one_commit(tmp_path, cli):
@@ -235,7 +243,7 @@ def test_an_imported_history_folder_is_stored_in_one_commit(tmp_path, cli):
     assert len(history.runs) == 5 and history.runs[0].created_at.startswith("2025-01-01")
 
 
-def test_a_writer_that_keeps_losing_the_race_gives_up_after_the_bounded_attempts(tmp_path, cli):
+def test_a_writer_that_keeps_losing_the_race_gives_up_with_status_1(tmp_path, cli):
     """Each time our push arrives, the remote's hook lets a competitor push first."""
     remote = bare_remote(tmp_path)
     store_runs([a_run("seed")], Target(str(remote)))
@@ -255,8 +263,130 @@ def test_a_writer_that_keeps_losing_the_race_gives_up_after_the_bounded_attempts
     hook.chmod(0o755)
     done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", str(remote),
                "--attempts", "3")
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 1, done.stderr
     assert "gave up after 3 attempts" in done.stderr and "nothing was stored" in done.stderr
+    assert "Traceback" not in done.stderr
     assert done.stderr.count("push lost a race") == 2
     assert (tmp_path / "races").read_text().count("raced") == 3
     git("fsck", cwd=remote)
+
+
+def _git_http_backend(repositories: Path, seen: list):
+    """A real smart-HTTP git server (`git http-backend` as CGI) that records the headers it
+    receives."""
+    class Backend(BaseHTTPRequestHandler):
+        def _serve(self):
+            seen.append(dict(self.headers))
+            path, _, query = self.path.partition("?")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            env = {"GIT_PROJECT_ROOT": str(repositories), "GIT_HTTP_EXPORT_ALL": "1",
+                   "PATH_INFO": path, "QUERY_STRING": query,
+                   "REQUEST_METHOD": self.command, "PATH": os.environ["PATH"],
+                   "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                   "CONTENT_LENGTH": str(len(body)), "REMOTE_USER": "x",
+                   "GIT_HTTP_RECEIVE_PACK": "1"}
+            if self.headers.get("Git-Protocol"):
+                env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+            out = subprocess.run(["git", "http-backend"], input=body, env=env,
+                                 capture_output=True).stdout
+            head, _, payload = out.partition(b"\r\n\r\n")
+            status = 200
+            headers = []
+            for line in head.decode().split("\r\n"):
+                name, _, value = line.partition(": ")
+                if name.lower() == "status":
+                    status = int(value.split()[0])
+                elif name:
+                    headers.append((name, value))
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = _serve  # noqa: N815
+
+        def log_message(self, *args):
+            pass
+    return Backend
+
+
+def _redirecting_to(port: int):
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{port}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    return Redirecting
+
+
+def test_the_token_never_follows_a_redirect_to_another_origin(tmp_path, cli):
+    """The remote answers 302 to a working git server on another port: that server must
+    never receive the token (the store fails instead)."""
+    repositories = tmp_path / "served"
+    bare_remote(repositories / "org", "repo.git")
+    seen: list[dict] = []
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _git_http_backend(repositories, seen))
+    remote = ThreadingHTTPServer(("127.0.0.1", 0), _redirecting_to(other.server_port))
+    for server in (other, remote):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{remote.server_port}/org/repo.git"
+        done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", url,
+                   env={"GITHUB_TOKEN": FAKE_TOKEN})
+        direct = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote",
+                     f"http://127.0.0.1:{other.server_port}/org/repo.git")
+    finally:
+        remote.shutdown()
+        other.shutdown()
+    assert direct.returncode == 0, direct.stderr  # the server on the other port does work
+    assert done.returncode == 2 and FAKE_TOKEN not in done.stdout + done.stderr
+    assert not any("Authorization" in headers for headers in seen)
+
+
+def test_the_header_is_scoped_to_the_exact_remote_url():
+    from torch_bench.store.access import credentials_for
+    from torch_bench.store.git import auth_env
+
+    env = auth_env(credentials_for("https://user@example.com:8443/org/repo.git", FAKE_TOKEN))
+    keys = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"]
+            for i in range(int(env["GIT_CONFIG_COUNT"]))}
+    assert keys["http.https://example.com:8443/org/repo.git.followRedirects"] == "false"
+    assert keys["http.https://example.com:8443/org/repo.git.extraHeader"].startswith(
+        "Authorization: Basic ")
+
+
+def test_a_store_killed_mid_push_leaves_a_scratch_folder_the_next_store_sweeps(tmp_path):
+    remote = bare_remote(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    marker = tmp_path / "receiving"
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nsleep 60\n")
+    hook.chmod(0o755)
+    code = ("import sys\nfrom torch_bench.store.remote import Target, store_runs\n"
+            "from torch_bench.results.schema import measured, new_run\n"
+            "store_runs([new_run([measured('s', sys.argv[2], 'latency', [1.0])])], "
+            "Target(sys.argv[1]))\n")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(remote), "killed"], env=env,
+                              start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the writer never reached the push"
+    os.killpg(writer.pid, signal.SIGKILL)
+    writer.wait()
+    hook.unlink()
+    (leaked,) = scratch.glob("torch-bench-store-*")
+    live = scratch / "torch-bench-store-of-a-live-process"
+    live.mkdir()
+    (live / ".torch-bench-owner").write_text(f"{os.getpid()} ")
+    subprocess.run([sys.executable, "-c", code, str(remote), "next"], env=env, check=True)
+    assert not leaked.exists() and live.exists()
+    assert [p.name for p in scratch.iterdir()] == [live.name]

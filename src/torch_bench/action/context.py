@@ -50,11 +50,13 @@ class RunContext:
         """The branch whose history this run is compared with."""
         return self.pr_base_branch if self.is_pr else (self.branch or self.default_branch)
 
-    def dashboard_url(self) -> str | None:
+    def dashboard_url(self, site_folder: str = ".") -> str | None:
+        """Where GitHub Pages serves the dashboard published in `site_folder` of the branch."""
         if not self.repository or self.server_url.rstrip("/") != "https://github.com":
             return None
         owner, name = self.repository.split("/", 1)
-        return f"https://{owner}.github.io/{name}/"
+        inside = "" if site_folder in ("", ".") else f"{site_folder.strip('/')}/"
+        return f"https://{owner}.github.io/{name}/{inside}"
 
 
 def read_context(environ: Mapping[str, str]) -> RunContext:

@@ -83,6 +83,13 @@ def _folder(text: str) -> str:
     return "/".join(parts)
 
 
+def _site_folder(text: str) -> str:
+    parts = [p for p in text.strip("/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError("expected '.' (the branch root) or a relative folder without '..'")
+    return "/".join(parts) or "."
+
+
 def _sha(text: str) -> str:
     if not re.fullmatch(r"[0-9a-f]{40}", text):
         raise ValueError("expected the 40-character hash of the PR's head commit")
@@ -127,6 +134,7 @@ INPUTS: tuple[Input, ...] = (
     Input("data-remote", _text, ""),
     Input("push", _tristate, "auto"),
     Input("build-site", _tristate, "auto"),
+    Input("site-folder", _site_folder, "."),
     Input("comment", _choice("always", "on-regression", "never"), "always"),
     Input("min-effect", _fraction, "0.02"),
     Input("z-threshold", _positive_float, "3"),
@@ -144,7 +152,7 @@ INPUTS: tuple[Input, ...] = (
 SITE_INPUTS: tuple[Input, ...] = tuple(
     spec for spec in INPUTS
     if spec.name in ("data-branch", "data-folder", "data-repository", "data-remote",
-                     "output-dir"))
+                     "site-folder", "output-dir"))
 
 COMMENT_INPUTS: tuple[Input, ...] = (
     Input("report-dir", _text, "pr-report"),

@@ -50,13 +50,13 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         if inputs["compact-after"]:
             stages.compact(target, creds, inputs["compact-after"])
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
-        stages.publish(target, creds, paths)
+        stages.publish(target, creds, paths, inputs["site-folder"])
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
 
     stages.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
         "regressions": outcome.regressions, "improvements": outcome.improvements,
-        "dashboard-url": ctx.dashboard_url(), "comment-url": comment_url,
+        "dashboard-url": ctx.dashboard_url(inputs["site-folder"]), "comment-url": comment_url,
     }, environ)
     return 1 if inputs["fail-on-regression"] and outcome.verdict == "regression" else 0
 
@@ -66,8 +66,9 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
     inputs = read_inputs(environ, SITE_INPUTS)
     target = stages.data_target(inputs, environ)
     stages.publish(target, stages.credentials(target, environ),
-                   stages.Paths(Path(inputs["output-dir"]).resolve()))
-    stages.write_outputs({"dashboard-url": read_context(environ).dashboard_url()}, environ)
+                   stages.Paths(Path(inputs["output-dir"]).resolve()), inputs["site-folder"])
+    url = read_context(environ).dashboard_url(inputs["site-folder"])
+    stages.write_outputs({"dashboard-url": url}, environ)
     return 0
 
 

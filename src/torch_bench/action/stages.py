@@ -129,7 +129,8 @@ def overall_verdict(counts: Mapping[str, int]) -> str:
 def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, paths: Paths,
             config_name: str) -> Outcome:
     baseline = inputs["baseline"]
-    extra = ["--dashboard-link", ctx.dashboard_url()] if ctx.dashboard_url() else []
+    link = ctx.dashboard_url(inputs["site-folder"])
+    extra = ["--dashboard-link", link] if link else []
     if ctx.is_pr:  # the hand-off for a separate comment workflow, fork or not
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
     report = ["--markdown", paths.report, "--json", paths.verdicts,
@@ -221,7 +222,8 @@ def compact(target: Target, creds: Credentials | None, months: int,
     print("history compacted" if report.commit else "nothing to compact", file=sys.stderr)
 
 
-def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
+def publish(target: Target, creds: Credentials | None, paths: Paths,
+            site_folder: str = ".") -> None:
     def build(data: Path) -> Path:
         cli("site", "--data", data, "--out", paths.site)
         (paths.site / ".nojekyll").write_text("")  # serve every file as it is
@@ -229,7 +231,8 @@ def publish(target: Target, creds: Credentials | None, paths: Paths) -> None:
         shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
         return paths.site
 
-    report = publish_site(target, creds, build, log=lambda line: print(line, file=sys.stderr))
+    report = publish_site(target, creds, build, site_folder=site_folder,
+                          log=lambda line: print(line, file=sys.stderr))
     print("dashboard " + ("published" if report.commit else "already up to date"),
           file=sys.stderr)
 

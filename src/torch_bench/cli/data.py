@@ -11,7 +11,14 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
 from torch_bench.errors import UserError
-from torch_bench.store.edits import keep_newest, prune_before, rename_benchmark, rename_param
+from torch_bench.store.edits import (
+    benchmark_exists,
+    keep_newest,
+    param_value_exists,
+    prune_before,
+    rename_benchmark,
+    rename_param,
+)
 from torch_bench.store.listing import format_benchmarks, format_runs
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
 from torch_bench.store.scan import scan_folder
@@ -52,6 +59,9 @@ def register(subparsers) -> None:
     which.add_argument("--param", nargs=3, metavar=("KEY", "OLD", "NEW"),
                        help="change parameter KEY from OLD to NEW")
     rename.add_argument("--suite", help="with --benchmark: only in this suite")
+    rename.add_argument("--merge", action="store_true",
+                        help="allow renaming onto a benchmark (or parameter value) that "
+                             "already exists, merging the two series")
     rename.add_argument("--dry-run", action="store_true", help="print the plan only")
 
     compact = action("compact", "fold old run files into one compressed archive per month",
@@ -115,13 +125,36 @@ def handle_prune(args: argparse.Namespace) -> int:
 
 
 def handle_rename(args: argparse.Namespace) -> int:
+    _check_rename_names(args)
     scan = scan_folder(Path(args.data))
     runs = [stored.run for stored in scan.stored]
+    if not args.merge:
+        _refuse_merge(args, runs)
     if args.benchmark:
         runs = rename_benchmark(runs, *args.benchmark, suite=args.suite)
     else:
         runs = rename_param(runs, *args.param)
     return _carry_out(args, plan_edit(scan, runs), scan.problems)
+
+
+def _check_rename_names(args: argparse.Namespace) -> None:
+    if args.benchmark and not all(name.strip() for name in args.benchmark):
+        raise UserError(f"--benchmark: names must not be empty, got {args.benchmark}")
+    if args.param and not args.param[0].strip():
+        raise UserError("--param: the parameter KEY must not be empty")
+
+
+def _refuse_merge(args: argparse.Namespace, runs) -> None:
+    if args.benchmark:
+        old, new = args.benchmark
+        if old != new and benchmark_exists(runs, new, args.suite):
+            raise UserError(f"data rename: benchmark {new!r} already exists; renaming {old!r} "
+                            f"to it would merge the two series (pass --merge to do that)")
+    else:
+        key, old, new = args.param
+        if old != new and param_value_exists(runs, key, new):
+            raise UserError(f"data rename: parameter {key}={new} already exists; changing "
+                            f"{key}={old} to it would merge series (pass --merge to do that)")
 
 
 def handle_compact(args: argparse.Namespace) -> int:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 
 from torch_bench.errors import UserError
+from torch_bench.fileio import read_text
 from torch_bench.formats import IMPORTERS, importer
 from torch_bench.formats.aipep import CLAIMED_UNIT_WARNING
 from torch_bench.formats.github_action_benchmark import HISTORY_IMPORTERS
 from torch_bench.formats.provenance import file_provenance
+from torch_bench.formats.safety import guarded
 from torch_bench.measure.environment import collect_environment
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS, get_metric
 from torch_bench.provenance import ci_info, default_branch, git_info
@@ -70,10 +71,7 @@ def handle(args: argparse.Namespace) -> int:
         return handle_history(args)
     if args.metric:
         get_metric(args.metric)
-    try:
-        text = Path(args.source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{args.source}: no such file") from None
+    text = read_text(args.source)
     named = {"suite": args.suite} if args.suite else {}
     params = parse_params(args.param)
     if params:
@@ -86,7 +84,9 @@ def handle(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     if args.format == "aipep" and args.unit is None:
         console.print(f"[bold yellow]warning[/]: {CLAIMED_UNIT_WARNING}", highlight=False)
-    recorded = file_provenance(args.format, text)
+    read_provenance = guarded(lambda text, source: file_provenance(args.format, text),
+                              args.format)
+    recorded = read_provenance(text, source=args.source)
     here = args.env == "here"
     git = {**(git_info() if here else {}), **recorded.git}
     if args.branch:
@@ -97,7 +97,8 @@ def handle(args: argparse.Namespace) -> int:
                   config={"imported_from": {"format": args.format, "file": args.source,
                                             "unit": args.unit, "env": args.env}})
     out = args.out or "results.json"
-    console.print(f"imported {len(results)} results; wrote {save_run(run, out)}")
+    console.print(f"imported {len(results)} results; wrote {save_run(run, out)}",
+                  markup=False, highlight=False)
     return 0
 
 
@@ -131,7 +132,8 @@ def handle_history(args: argparse.Namespace) -> int:
     if args.param:
         raise UserError(f"--param: not used with --format {args.format}")
     branch = args.branch or default_branch() or "main"
-    runs = HISTORY_IMPORTERS[args.format](_read(args.source), source=args.source, branch=branch)
+    read_history = guarded(HISTORY_IMPORTERS[args.format], args.format)
+    runs = read_history(read_text(args.source), source=args.source, branch=branch)
     out = args.out or "data"
     report = store_in_folder(runs, out)
     results = sum(len(run.results) for run in runs)
@@ -140,9 +142,3 @@ def handle_history(args: argparse.Namespace) -> int:
         f"{len(report.present)} already there; filed as branch {branch!r}", highlight=False)
     return 0
 
-
-def _read(source: str) -> str:
-    try:
-        return Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{source}: no such file") from None

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site
+from torch_bench.store.access import credentials_for, default_remote
+from torch_bench.store.publish import publish_site
 from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.remote import Target
+from torch_bench.store.retry import display_url
 
 
 def register(subparsers) -> None:
@@ -22,10 +27,25 @@ def register(subparsers) -> None:
                     "or any web server (browsers do not fetch data files from file:// URLs).",
         epilog="example: torch-bench site --data ./bench-data --out ./public",
     )
-    parser.add_argument("--data", required=True, metavar="FOLDER",
+    parser.add_argument("--data", metavar="FOLDER",
                         help="data folder (runs/<YYYY>/<MM>/<run_id>.json)")
     parser.add_argument("--out", required=True, metavar="FOLDER",
                         help="where to write the site; an existing site there is replaced")
+    publishing = parser.add_argument_group(
+        "publishing on the data branch (instead of --data)",
+        "build from the data branch's history and commit the site to that branch; only "
+        "files an earlier publish wrote are ever replaced")
+    publishing.add_argument("--publish", action="store_true",
+                            help="read the data from the branch and publish the site there")
+    publishing.add_argument("--remote", metavar="URL|PATH",
+                            help="git remote of the data branch (default: as for store)")
+    publishing.add_argument("--branch", default="gh-pages", help="data branch (default gh-pages)")
+    publishing.add_argument("--folder", default="data",
+                            help="data folder inside the branch (default data)")
+    publishing.add_argument("--site-folder", default=".", metavar="FOLDER",
+                            help="folder of the branch the site goes in (default: its root)")
+    publishing.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",
+                            help="environment variable holding the token for HTTPS remotes")
     parser.add_argument("--baseline-branch", metavar="BRANCH",
                         help="branch the 'vs baseline' columns compare with "
                              "(default: main, else master, else the busiest branch)")
@@ -52,16 +72,46 @@ def data_inside(data: Path, out: Path) -> tuple[str, ...]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.publish:
+        return handle_publish(args)
+    if not args.data:
+        raise UserError("site: say where the data is with --data FOLDER (or use --publish)")
     started = time.perf_counter()
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UserError(f"--out {args.out}: is a file, expected a folder for the site")
     history = load_history(args.data, RunFilter(repository=args.repository))
     for problem in history.problems:
         print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
     if args.change_point_window < 0:
         raise UserError(f"--change-point-window: expected 0 or more, got "
                         f"{args.change_point_window}")
-    out = build_site(history, args.out, baseline_branch=args.baseline_branch,
-                     change_point_window=args.change_point_window or None,
-                     keep=data_inside(Path(args.data), Path(args.out)),
-                     progress=lambda message: print(f"site: {message}", file=sys.stderr))
+    try:
+        out = build_site(history, args.out, baseline_branch=args.baseline_branch,
+                         change_point_window=args.change_point_window or None,
+                         keep=data_inside(Path(args.data), Path(args.out)),
+                         progress=lambda message: print(f"site: {message}", file=sys.stderr))
+    except OSError as exc:
+        raise UserError(f"--out {args.out}: cannot write the site ({exc.strerror or exc}"
+                        f"{': ' + exc.filename if exc.filename else ''})") from None
     print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def handle_publish(args: argparse.Namespace) -> int:
+    """Build the site from the branch's data and commit it there (store/publish.py)."""
+    if args.data:
+        raise UserError("--data: not used with --publish (the data comes from the branch)")
+    remote = args.remote or default_remote(os.environ)
+    target = Target(remote, args.branch, args.folder)
+
+    def build(data: Path) -> Path:
+        handle(argparse.Namespace(**{**vars(args), "publish": False, "data": str(data)}))
+        return Path(args.out)
+
+    report = publish_site(target, credentials_for(remote, os.environ.get(args.token_env)),
+                          build, site_folder=args.site_folder,
+                          log=lambda line: print(line, file=sys.stderr))
+    print(f"site: {'published' if report.commit else 'already up to date'} on "
+          f"{display_url(remote)} (branch {args.branch}, folder {args.site_folder})",
+          file=sys.stderr)
     return 0

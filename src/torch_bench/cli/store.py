@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.documents import check_run
 from torch_bench.store.folder import store_in_folder
 from torch_bench.store.reader import load_history
-from torch_bench.store.remote import StoreReport, Target, store_runs
+from torch_bench.store.remote import GaveUp, StoreReport, Target, store_runs
 from torch_bench.store.retry import RetryPolicy, display_url
 
 
@@ -40,9 +41,13 @@ def register(subparsers) -> None:
                         help="data folder inside the branch (default data)")
     parser.add_argument("--to-folder", metavar="DIR",
                         help="write into this plain folder instead; no git")
-    parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
-                        help=f"pushes to try when other writers keep winning the race "
-                             f"(default {RetryPolicy.attempts})")
+    parser.add_argument("--retry-for", type=float, default=RetryPolicy.budget,
+                        metavar="SECONDS",
+                        help=f"keep retrying a push that lost the race to other writers for "
+                             f"up to this long (default {RetryPolicy.budget:g}); giving up "
+                             f"exits with status 1")
+    parser.add_argument("--attempts", type=int, default=None,
+                        help="also stop after this many pushes (default: no limit)")
     parser.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",
                         help="environment variable holding the token for HTTPS remotes "
                              "(default GITHUB_TOKEN); never pass a token on the command line")
@@ -50,8 +55,10 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.attempts < 1:
+    if args.attempts is not None and args.attempts < 1:
         raise UserError(f"--attempts: must be at least 1, got {args.attempts}")
+    if not math.isfinite(args.retry_for) or args.retry_for < 0:
+        raise UserError(f"--retry-for: expected a number of seconds >= 0, got {args.retry_for}")
     runs = load_sources(args.sources)
     if args.to_folder:
         report = store_in_folder(runs, args.to_folder)
@@ -59,9 +66,14 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     remote = args.remote or default_remote(os.environ)
     target = Target(remote, args.branch, args.folder)
-    report = store_runs(runs, target, credentials_for(remote, os.environ.get(args.token_env)),
-                        RetryPolicy(attempts=args.attempts),
-                        log=lambda line: print(line, file=sys.stderr))
+    policy = RetryPolicy(budget=args.retry_for, attempts=args.attempts)
+    try:
+        report = store_runs(runs, target,
+                            credentials_for(remote, os.environ.get(args.token_env)), policy,
+                            log=lambda line: print(line, file=sys.stderr))
+    except GaveUp as exc:
+        print(f"torch-bench: error: {exc}", file=sys.stderr)
+        return GaveUp.exit_status
     print(describe(report, f"{display_url(remote)} (branch {args.branch}, folder "
                            f"{args.folder or '/'})"), file=sys.stderr)
     return 0
@@ -76,6 +88,9 @@ def load_sources(sources: list[str]) -> list[Run]:
             if history.problems:
                 raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
             found = history.runs
+            if not found:
+                raise UserError(f"{source}: no run documents in this folder; nothing was "
+                                f"stored")
         else:
             found = (load_run(source),)
         for run in found:

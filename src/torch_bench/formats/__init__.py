@@ -11,6 +11,7 @@ from collections.abc import Callable
 from torch_bench.errors import UserError
 from torch_bench.formats import aipep, asv, csv_hf, oss, pytest_benchmark
 from torch_bench.formats.options import ExportOptions
+from torch_bench.formats.safety import guarded
 from torch_bench.results.schema import Result
 
 __all__ = ["EXPORTERS", "IMPORTERS", "ExportOptions", "exporter", "importer"]
@@ -45,4 +46,5 @@ def exporter(name: str) -> Exporter:
 
 
 def importer(name: str) -> Importer:
-    return _pick(IMPORTERS, name, "import")
+    """The importer for `--format name`: any text gives results or a UserError."""
+    return guarded(_pick(IMPORTERS, name, "import"), name)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from torch_bench.errors import InvalidDocument, UserError
-from torch_bench.fileio import write_json_atomic
+from torch_bench.errors import InvalidDocument
+from torch_bench.fileio import decode_text, parse_json, read_text, write_json_atomic
 from torch_bench.results.migrate import MigrationError, migrate
 from torch_bench.results.schema import Run
 from torch_bench.results.validate import problems
@@ -29,18 +28,14 @@ def parse_run(data: object, source: str) -> Run:
 
 
 def load_run(path: str | os.PathLike) -> Run:
+    """A run document from a file; UserError naming the file for anything wrong with it."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{source}: is a directory, expected a results file") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidDocument(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    return parse_run(data, source)
+    return parse_run(parse_json(read_text(path), source), source)
+
+
+def loads_run(data: bytes, source: str) -> Run:
+    """A run document from the bytes of a file."""
+    return parse_run(parse_json(decode_text(data, source), source), source)
 
 
 def save_run(run: Run, path: str | os.PathLike) -> Path:

@@ -69,13 +69,43 @@ def problems(doc: Any) -> list[str]:
     return found
 
 
+def _shown(value: Any) -> str:
+    return _short(repr(value), 40)
+
+
 def _short(message: str, limit: int = 200) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+SUMMARY_NUMBERS = ("median", "mean", "std", "iqr", "min", "max", "p90")
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number a float can hold: not a bool, not NaN or Infinity, and not an integer
+    too large to convert (math.isfinite would raise on a 400-digit integer)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _suite_problem(suite: str) -> str | None:
+    # Suite names become parts of file names and dashboard paths.
+    if "/" in suite or "\\" in suite or suite.startswith(".") or any(
+            ord(c) < 32 for c in suite):
+        return f"{suite!r} is not a valid suite name (no '/', '\\', control characters " \
+               f"or leading '.')"
+    return None
 
 
 def _semantic_problems(doc: dict) -> Iterator[str]:
     for index, result in enumerate(doc["results"]):
         where = f"results[{index}]"
+        suite_problem = _suite_problem(result["suite"])
+        if suite_problem:
+            yield f"{where}.suite: {suite_problem}"
         spec = METRICS.get(result["metric"])
         if spec is not None:
             if result["unit"] != spec.unit:
@@ -84,10 +114,14 @@ def _semantic_problems(doc: dict) -> Iterator[str]:
             if result["direction"] != spec.direction.value:
                 yield f"{where}.direction: {result['metric']!r} is {spec.direction.value}-is-better"
         for i, value in enumerate(result["samples"]):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value):
-                yield f"{where}.samples[{i}]: {value!r} is not a finite number"
+            if not is_finite_number(value):
+                yield f"{where}.samples[{i}]: {_shown(value)} is not a finite number"
                 break
+        summary = result["summary"] or {}
+        for key in SUMMARY_NUMBERS:
+            value = summary.get(key)
+            if value is not None and not is_finite_number(value):
+                yield f"{where}.summary.{key}: {_shown(value)} is not a finite number"
         if result["status"] in SUCCESS_STATUSES and result["summary"] is None:
             yield f"{where}.summary: a result with status {result['status']!r} needs a summary"
         if result["summary"] is not None and result["samples"] and \

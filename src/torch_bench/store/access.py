@@ -9,14 +9,16 @@ from urllib.parse import urlsplit
 
 from torch_bench.errors import UserError
 from torch_bench.store.git import Credentials
+from torch_bench.store.retry import display_url
 
 
 def credentials_for(remote: str, token: str | None) -> Credentials | None:
-    """The token for an HTTP(S) remote, sent to that remote's server only."""
+    """The token for an HTTP(S) remote, sent to that exact remote only (its scheme, host, port
+    and repository path), never to a server it redirects to."""
     parts = urlsplit(remote)
     if not token or parts.scheme not in ("http", "https"):
         return None
-    return Credentials(token, scope=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}/")
+    return Credentials(token, scope=display_url(remote))
 
 
 def github_remote(repository: str, environ: Mapping[str, str]) -> str:

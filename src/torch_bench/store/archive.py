@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from torch_bench.errors import InvalidDocument
+from torch_bench.fileio import decode_text, parse_json
 from torch_bench.results.document import parse_run
 from torch_bench.results.schema import SCHEMA_VERSION, Run
 
@@ -75,11 +76,10 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
     skipped). A file that cannot be read at all raises InvalidDocument naming it. With
     `trust`, runs of an archive that matches its digest are not validated again."""
     try:
-        document = json.loads(gzip.decompress(data))
+        text = gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
         raise InvalidDocument(f"{source}: not a readable gzip archive") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidDocument(f"{source}: archive is not valid JSON ({exc})") from None
+    document = parse_json(decode_text(text, source), source)
     if not isinstance(document, dict) or document.get("schema") != {
             "name": ARCHIVE_NAME, "version": ARCHIVE_VERSION}:
         raise InvalidDocument(f"{source}: not a torch-bench archive (version "
@@ -92,7 +92,8 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
     runs, problems = [], []
     for index, entry in enumerate(entries):
         try:
-            if trusted and entry.get("schema", {}).get("version") == SCHEMA_VERSION:
+            if trusted and isinstance(entry, dict) and \
+                    entry.get("schema", {}).get("version") == SCHEMA_VERSION:
                 runs.append(Run.from_dict(entry))
             else:
                 runs.append(parse_run(entry, f"{source}: runs[{index}]"))

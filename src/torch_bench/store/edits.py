@@ -41,6 +41,27 @@ def rename_benchmark(runs: Iterable[Run], old: str, new: str,
     return [_map_results(run, rename) for run in runs]
 
 
+def benchmark_exists(runs: Iterable[Run], name: str, suite: str | None = None) -> bool:
+    """Whether any result is named `name` (in `suite`, when given): renaming another benchmark
+    to it would merge two series."""
+    return any(result.name == name and (suite is None or result.suite == suite)
+               for run in runs for result in run.results)
+
+
+def param_value_exists(runs: Iterable[Run], key: str, value: str) -> bool:
+    """Whether parameter `key` already has `value` (compared as text) somewhere."""
+    return any(key in result.params and _as_text(result.params[key]) == value
+               for run in runs for result in run.results)
+
+
+def duplicate_series(run: Run) -> list[str]:
+    """Benchmark ids that occur more than once in one run: two series merged into one."""
+    counts: dict[str, int] = defaultdict(int)
+    for result in run.results:
+        counts[result.benchmark_id] += 1
+    return sorted(bid for bid, count in counts.items() if count > 1)
+
+
 def parse_param_value(text: str) -> ParamValue:
     """A parameter value typed as on the command line: numbers, true/false, null, else text."""
     try:

@@ -48,7 +48,7 @@ class Credentials:
     """An HTTP token, sent as a Basic authorization header (the form GitHub accepts)."""
 
     token: str
-    scope: str = ""  # e.g. "https://github.com/": the header goes to that server only
+    scope: str = ""  # the remote's URL: the header goes to that repository only
     user: str = "x-access-token"
 
     @property
@@ -62,14 +62,20 @@ class Credentials:
 
 
 def auth_env(credentials: Credentials | None) -> dict[str, str]:
-    """Environment variables that hand git the token as configuration, not as an argument."""
+    """Environment variables that hand git the token as configuration, not as an argument.
+
+    The header is scoped to the remote's URL, and redirects are not followed: git matches
+    `http.<url>.*` against the URL it started with and keeps sending the header after a
+    redirect, so a 302 to another host or port would otherwise receive the token."""
     if credentials is None:
         return {}
+    section = f"http.{credentials.scope}" if credentials.scope else "http"
     return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{credentials.scope}.extraHeader" if credentials.scope
-                            else "http.extraHeader",
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": f"{section}.extraHeader",
         "GIT_CONFIG_VALUE_0": credentials.header,
+        "GIT_CONFIG_KEY_1": f"{section}.followRedirects",
+        "GIT_CONFIG_VALUE_1": "false",
     }
 
 
@@ -107,12 +113,13 @@ class Git:
             raise GitError(args[0], done.returncode, stderr, stdout)
         return result
 
-    def raw(self, *args: str, input: bytes | None = None) -> bytes:
+    def raw(self, *args: str, input: bytes | None = None,
+            env: Mapping[str, str] | None = None) -> bytes:
         """Standard output as bytes (object contents), for commands whose output holds no
         secret; errors are scrubbed as usual."""
         secrets = self.credentials.secrets() if self.credentials else ()
         done = subprocess.run(["git", *args], cwd=self.directory, input=input,
-                              capture_output=True, env=self.env(), check=False)
+                              capture_output=True, env=self.env(**(env or {})), check=False)
         if done.returncode != 0:
             stderr = scrub(done.stderr.decode("utf-8", "replace"), secrets)
             raise GitError(args[0], done.returncode, stderr)

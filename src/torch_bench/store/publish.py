@@ -1,25 +1,43 @@
 """Reading the data branch into a local folder, publishing the dashboard next to the data, and
 committing an edit of the data folder (retention).
 
-The dashboard lives at the branch root (GitHub Pages serves it) and the data folder beside it.
-Publishing replaces everything at the root except the data folder, in one commit on top of
-the tip; if another writer pushed first, it starts over from the new tip, rebuilding the site
-from the data as it now is. The data folder is carried over by tree id, never rewritten.
+The dashboard lives at the branch root (GitHub Pages serves it), or in a sub-folder of it,
+and the data folder beside it. Publishing replaces the files of the previous dashboard (and
+only those: site_files.py) in one commit on top of the tip; if another writer pushed first,
+it starts over from the new tip, rebuilding the site from the data as it now is. The data
+folder and every file the dashboard did not write are carried over unchanged.
 """
 
 from __future__ import annotations
 
 import random
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from torch_bench.errors import UserError
 from torch_bench.store.git import Credentials, Git
-from torch_bench.store.remote import DEFAULT_POLICY, StoreError, Target, data_prefix, resolve_remote
+from torch_bench.store.remote import (
+    DEFAULT_POLICY,
+    GaveUp,
+    StoreError,
+    Target,
+    data_prefix,
+    resolve_remote,
+    scratch_failures,
+)
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.scratch import scratch_folder
+from torch_bench.store.site_files import (
+    MANIFEST,
+    Entry,
+    decode_manifest,
+    encode_manifest,
+    is_legacy_dashboard,
+    normalise_site_folder,
+    plan_site_change,
+    site_path,
+)
 
 SiteBuilder = Callable[[Path], Path]  # data folder -> folder holding the built site
 
@@ -62,28 +80,72 @@ def checkout_data(target: Target, credentials: Credentials | None, destination: 
     """The data folder of the branch's tip, checked out under `destination` (an empty folder
     when the branch does not exist yet)."""
     folder = str(data_prefix(target.folder)).strip(".")
-    git = _repository(destination, target, credentials)
-    tip = _fetch_tip(git, target)
-    if tip is None:
-        empty = destination / (folder or "")
-        empty.mkdir(parents=True, exist_ok=True)
-        return empty
-    return _check_out_data(git, tip, folder)
+    with scratch_failures(f"{display_url(target.remote)} (branch {target.branch})"):
+        git = _repository(destination, target, credentials)
+        tip = _fetch_tip(git, target)
+        if tip is None:
+            empty = destination / (folder or "")
+            empty.mkdir(parents=True, exist_ok=True)
+            return empty
+        return _check_out_data(git, tip, folder)
 
 
-def _site_tree(git: Git, site: Path, tip: str | None, folder: str) -> str:
-    index = git.directory.parent / "site.index"
+def _tree_entries(git: Git, tree: str) -> dict[str, Entry]:
+    """path -> (mode, oid) of every file under a tree (read from tree objects only)."""
+    listed = git.raw("ls-tree", "-r", "-z", "--full-tree", tree)
+    entries = {}
+    for record in listed.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, _, oid = meta.decode().split()
+            entries[path.decode("utf-8", "surrogateescape")] = (mode, oid)
+    return entries
+
+
+def _site_entries(git: Git, site: Path, index: Path) -> dict[str, Entry]:
+    """The built site's files as blobs, path (relative to the site) -> (mode, oid)."""
     env = {"GIT_INDEX_FILE": str(index)}
     index.unlink(missing_ok=True)
     git.run("read-tree", "--empty", env=env)
-    if folder and (site / folder.split("/")[0]).exists():
-        raise UserError(f"the site has a top-level {folder.split('/')[0]!r}, the data folder's "
-                        "name; choose another --folder")
-    git.run("--work-tree", str(site), "add", "--sparse", "-A", "--force", ".", env=env)
-    if tip is not None and folder:
-        has_data = git.run("cat-file", "-e", f"{tip}:{folder}", check=False).returncode == 0
-        if has_data:
-            git.run("read-tree", f"--prefix={folder}/", f"{tip}:{folder}", env=env)
+    git.run("--work-tree", str(site.resolve()), "add", "--sparse", "-A", "--force", ".",
+            env=env)
+    listed = git.raw("ls-files", "-s", "-z", env=env)
+    entries = {}
+    for record in listed.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, oid, _ = meta.decode().split()
+            entries[path.decode("utf-8", "surrogateescape")] = (mode, oid)
+    return entries
+
+
+def _blob(git: Git, tip: str, path: str) -> bytes:
+    return git.raw("cat-file", "blob", f"{tip}:{path}")
+
+
+def _site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: str) -> str:
+    """The tip's tree with the previous dashboard replaced by `site`; files the dashboard
+    does not own (see site_files.py) are kept as they are, the data folder by tree id."""
+    scratch = git.directory.parent
+    built = _site_entries(git, site, scratch / "site.index")
+    tip_files = _tree_entries(git, tip) if tip else {}
+    manifest_path = site_path(site_folder, MANIFEST)
+    owned: set[str] = set()
+    if manifest_path in tip_files:
+        owned = decode_manifest(_blob(git, tip, manifest_path)) | {MANIFEST}
+    index_path = site_path(site_folder, "index.html")
+    legacy = manifest_path not in tip_files and index_path in tip_files and \
+        is_legacy_dashboard(_blob(git, tip, index_path))
+    manifest = git.out("hash-object", "-w", "--stdin", input=encode_manifest([*built]))
+    built[MANIFEST] = ("100644", manifest)
+    change = plan_site_change(tip_files, built, site_folder, folder, owned, legacy)
+    env = {"GIT_INDEX_FILE": str(scratch / "branch.index")}
+    (scratch / "branch.index").unlink(missing_ok=True)
+    git.run("read-tree", tip if tip else "--empty", env=env)
+    lines = [f"0 {'0' * 40}\t{path}" for path in change.removals]
+    lines += [f"{mode} {oid}\t{path}" for path, (mode, oid) in change.writes.items()]
+    git.run("update-index", "-z", "--index-info", env=env,
+            input="".join(line + "\0" for line in lines).encode("utf-8", "surrogateescape"))
     return git.out("write-tree", env=env)
 
 
@@ -94,14 +156,17 @@ Prepare = Callable[[Git, "str | None", Path], "tuple[str, str] | None"]
 
 def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
                    prepare: Prepare, policy: RetryPolicy, log: Callable[[str], None],
-                   sleep: Callable[[float], None]) -> PublishReport:
+                   sleep: Callable[[float], None],
+                   clock: Callable[[], float] = time.monotonic) -> PublishReport:
     """Fetch the tip, prepare a tree from it, commit and push; after a lost race, start over
     from the new tip. A refusal for any other reason fails at once."""
     where = f"{display_url(target.remote)} (branch {target.branch})"
     ref = f"refs/heads/{target.branch}"
     rng = random.Random()
-    for attempt in range(1, policy.attempts + 1):
-        with tempfile.TemporaryDirectory(prefix="torch-bench-publish-") as scratch:
+    started, attempt = clock(), 0
+    while True:
+        attempt += 1
+        with scratch_failures(where), scratch_folder("torch-bench-publish-") as scratch:
             git = _repository(Path(scratch) / "repo", target, credentials)
             tip = _fetch_tip(git, target)
             prepared = prepare(git, tip, Path(scratch))
@@ -117,24 +182,28 @@ def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
                 return PublishReport(commit, attempt)
             if outcome.verdict is Verdict.REFUSED:
                 raise StoreError(f"{where} refused the {what}: {outcome.reason}")
-        if attempt < policy.attempts:
-            delay = policy.delay(attempt, rng)
-            log(f"{what} push lost a race; attempt {attempt + 1} of {policy.attempts} "
-                f"in {delay:.2f}s")
-            sleep(delay)
-    raise StoreError(f"{where}: gave up pushing the {what} after {policy.attempts} attempts")
+        delay = policy.next_delay(attempt, clock() - started, rng)
+        if delay is None:
+            raise GaveUp(f"{where}: gave up pushing the {what} after {attempt} attempts in "
+                         f"{clock() - started:.0f} s (budget {policy.describe()})")
+        log(f"{what} push lost a race; attempt {attempt + 1} in {delay:.2f}s")
+        sleep(delay)
 
 
 def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,
-                 policy: RetryPolicy = DEFAULT_POLICY,
+                 policy: RetryPolicy = DEFAULT_POLICY, site_folder: str = ".",
                  log: Callable[[str], None] = lambda line: None,
                  sleep: Callable[[float], None] = time.sleep) -> PublishReport:
+    """Replace the previous dashboard by a new one built from the data at the tip, in
+    `site_folder` of the branch (`.`: its root). Only files the dashboard wrote are replaced
+    or removed; ForeignFiles when it would overwrite any other file."""
     folder = str(data_prefix(target.folder)).strip(".")
+    site_folder = normalise_site_folder(site_folder)
 
     def prepare(git: Git, tip: str | None, scratch: Path):
         data = _check_out_data(git, tip, folder) if tip else scratch / "empty"
         data.mkdir(parents=True, exist_ok=True)
-        tree = _site_tree(git, build(data), tip, folder)
+        tree = _site_tree(git, build(data), tip, folder, site_folder)
         if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
             return None
         return tree, "torch-bench: rebuild the dashboard"

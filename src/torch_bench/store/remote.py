@@ -6,16 +6,16 @@ paths to the new files are read and rewritten (trees.py), and `commit-tree` make
 so an append costs about the same however long the history is.
 Since a run only ever adds files at paths named by its run id, re-applying it on top of a
 newer tip cannot conflict: when a push loses the race, the loop fetches the new tip, rebuilds
-the commit on it and tries again after a backoff, a bounded number of times. Any other refusal
+the commit on it and tries again after a backoff, within a time budget. Any other refusal
 (authentication, branch protection, a hook) ends the store at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -24,11 +24,19 @@ from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.git import Credentials, Git, GitError
 from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.scratch import scratch_folder
 from torch_bench.store.trees import Entries, add_files, directories_of, parse_tree
 
 
 class StoreError(UserError):
     """The runs could not be stored; the message says why and whether anything was retried."""
+
+
+class GaveUp(StoreError):
+    """Other writers kept winning the race for the whole retry budget: an operational
+    failure, not bad input (the CLI exits with status 1)."""
+
+    exit_status = 1
 
 
 DEFAULT_POLICY = RetryPolicy()
@@ -82,17 +90,21 @@ def store_runs(
     log: Callable[[str], None] = lambda line: None,
     rng: random.Random | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> StoreReport:
     prefix = data_prefix(target.folder)
     files = planned_files(runs, prefix)
     directories = directories_of([*files])
     rng = rng or random.Random()
     where = f"{display_url(target.remote)} (branch {target.branch})"
-    with tempfile.TemporaryDirectory(prefix="torch-bench-store-") as scratch:
+    with scratch_failures(where), scratch_folder("torch-bench-store-") as scratch:
         git = _scratch_repository(Path(scratch), target, credentials)
         blobs = _write_blobs(git, Path(scratch) / "files", files)
         (Path(scratch) / "trees").mkdir()
-        for attempt in range(1, policy.attempts + 1):
+        started = clock()
+        attempt = 0
+        while True:
+            attempt += 1
             tip = _fetch_tip(git, target.branch, where)
             root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
             added = sorted({files[path][0] for path in files if path not in existing})
@@ -110,14 +122,27 @@ def store_runs(
             if outcome.verdict is Verdict.REFUSED:
                 raise StoreError(f"{where} refused the push: {outcome.reason} "
                                  f"(not retried: this is not a race with another writer)")
-            if attempt < policy.attempts:
-                delay = policy.delay(attempt, rng)
-                log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} of "
-                    f"{policy.attempts} in {delay:.2f}s")
-                sleep(delay)
-    raise StoreError(f"{where}: gave up after {policy.attempts} attempts, other writers kept "
-                     f"pushing first; nothing was stored, run the store again or raise "
-                     f"--attempts")
+            delay = policy.next_delay(attempt, clock() - started, rng)
+            if delay is None:
+                raise GaveUp(f"{where}: gave up after {attempt} attempts in "
+                             f"{clock() - started:.0f} s (budget {policy.describe()}), other "
+                             f"writers kept pushing first; nothing was stored, run the store "
+                             f"again or raise --retry-for")
+            log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} in {delay:.2f}s")
+            sleep(delay)
+
+
+@contextlib.contextmanager
+def scratch_failures(where: str) -> Iterator[None]:
+    """A full disk or a failing git command in the scratch repository, as one line."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreError(f"cannot write the scratch repository ({exc.strerror or exc}); "
+                         f"nothing was pushed (TMPDIR full? point it at a folder with "
+                         f"space)") from None
+    except GitError as exc:
+        raise StoreError(f"{where}: {exc}; nothing was pushed") from None
 
 
 def _scratch_repository(directory: Path, target: Target,

@@ -61,17 +61,35 @@ def _last_error(stderr: str) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Bounded attempts with exponential backoff and jitter between them."""
+    """Retries within a time budget, with exponential backoff and jitter between them.
 
-    attempts: int = 10
+    A budget of time rather than a count of attempts: on a busy machine each attempt is slow
+    and many writers collide, so a count runs out while a few more seconds would have done."""
+
+    budget: float = 300.0  # seconds from the first attempt after which no retry starts
+    attempts: int | None = None  # an optional cap on attempts as well
     base_delay: float = 0.2  # seconds before the second attempt, on average
     max_delay: float = 10.0
 
     def delay(self, failures: int, rng: random.Random) -> float:
         """Seconds to wait after `failures` failed attempts: half fixed, half random, so
         writers that collided once spread out instead of colliding again."""
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (min(failures, 60) - 1))
         return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+    def next_delay(self, failures: int, elapsed: float, rng: random.Random) -> float | None:
+        """The wait before attempt `failures + 1`, or None when the budget (or the cap) is
+        spent: no retry starts after the budget, and no wait runs past it."""
+        if self.attempts is not None and failures >= self.attempts:
+            return None
+        remaining = self.budget - elapsed
+        if remaining <= 0:
+            return None
+        return min(self.delay(failures, rng), remaining)
+
+    def describe(self) -> str:
+        cap = f" or {self.attempts} attempts" if self.attempts is not None else ""
+        return f"{self.budget:g} s{cap}"
 
 
 def display_url(remote: str) -> str:

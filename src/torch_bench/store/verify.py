@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+from torch_bench.store.edits import duplicate_series
 from torch_bench.store.layout import ARCHIVE_DIR, EXPORTS_DIR, RUNS_DIR, export_paths, run_path
 from torch_bench.store.scan import Scan
 
@@ -17,6 +18,9 @@ def find_problems(scan: Scan, present: Iterable[PurePosixPath]) -> list[str]:
     places: dict[str, list[PurePosixPath]] = defaultdict(list)
     for stored in scan.stored:
         places[stored.run.run_id].append(stored.source)
+        for bid in duplicate_series(stored.run):
+            found.append(f"{stored.source}: run {stored.run.run_id} has {bid} more than once "
+                         f"(two series merged, e.g. by a rename)")
         if stored.archived:
             continue
         if stored.source != run_path(stored.run):
