@@ -55,6 +55,19 @@ def test_without_three_runs_of_history_nothing_is_coloured():
     assert "noise unknown" in row.noise
 
 
+def test_with_fewer_runs_than_the_rule_judges_nothing_is_coloured():
+    row = suite_row(series_of([10.0, 10.01, 9.99, 10.0, 20.0]), "main")  # 4 runs of history
+    assert row.vs_previous_css == "same"
+    assert "noise unknown" in row.noise
+
+
+def test_the_band_widens_as_the_history_shrinks_like_the_rule():
+    history = noisy_history(20, cv=0.02)
+    long = noise_band(series_of([*history, 10.0]), "main")
+    short = noise_band(series_of([*history[-5:], 10.0]), "main")
+    assert short.z > long.z > 3.0
+
+
 def test_small_changes_beyond_tiny_noise_need_the_minimum_effect():
     band = noise_band(series_of([10.0] * 30 + [10.1]), "main")
     assert band.log_half_width == pytest.approx(0.0, abs=1e-9)

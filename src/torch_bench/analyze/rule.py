@@ -41,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from torch_bench.analyze.noise import NoiseEstimate
+from torch_bench.analyze.student_t import normal_sf, t_isf
 
 
 class Outcome(str, Enum):
@@ -84,9 +85,7 @@ def t_threshold(z: float, df: float) -> float:
     quantile at the one-sided tail probability of a normal `z` (infinite without df)."""
     if df <= 0:
         return math.inf
-    from scipy.stats import norm, t  # imported here: commands that only read stay light
-
-    return float(t.isf(norm.sf(z), df))
+    return t_isf(normal_sf(z), df)
 
 
 def not_enough_history(runs: int, needed: int) -> str:

@@ -3,10 +3,12 @@ rule's own noise estimate and thresholds (analyze/noise.py, analyze/rule.py), so
 never colour a change the rule would call noise.
 
 A table cell compares one run with one run, so the rule's z test becomes
-|ln r| > z x s x sqrt(1/1 + 1/1); the change must also reach the rule's minimum effect. The
-noise s is learned from the newest baseline-branch points before the newest point, since the
-last change point when enough points follow it (a step is not noise). Without a noise estimate
-(fewer than 3 runs) nothing is coloured.
+|ln r| > t x s x sqrt(1/1 + 1/1), where t is the rule's threshold for s learned from n runs
+(a Student-t quantile that widens as n shrinks, `rule.t_threshold`); the change must also
+reach the rule's minimum effect. The noise s is learned from the newest baseline-branch points
+before the newest point, since the last change point when enough points follow it (a step is
+not noise). With fewer runs than the rule needs to judge (`RulePolicy.min_history`) nothing is
+coloured, as the rule calls such changes inconclusive.
 
 Pure functions; no I/O.
 """
@@ -18,18 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate
-from torch_bench.analyze.rule import DEFAULT_POLICY, RulePolicy
+from torch_bench.analyze.rule import DEFAULT_POLICY, RulePolicy, t_threshold
 from torch_bench.render.markers import ChangeMark
 from torch_bench.render.model import Series
 
-MIN_NOISE_RUNS = 3  # the rule's noise estimate needs this many runs
+MIN_NOISE_RUNS = DEFAULT_POLICY.min_history  # the rule judges nothing with fewer runs
 
 
 @dataclass(frozen=True)
 class NoiseBand:
     spread: float | None  # s: run-to-run spread of ln(median); None when unknown
     runs: int  # how many runs s was learned from
-    z: float
+    z: float  # the |z| a change must exceed: the rule's t threshold for these runs
     min_effect: float
 
     @property
@@ -48,7 +50,7 @@ class NoiseBand:
         if self.spread is None:
             return (f"noise unknown: {self.runs} baseline run(s), {MIN_NOISE_RUNS} needed; "
                     f"not coloured")
-        return (f"noise band ±{self.percent:.1f}% (z {self.z:g} × s {self.spread * 100:.2f}% "
+        return (f"noise band ±{self.percent:.1f}% (t {self.z:.3g} × s {self.spread * 100:.2f}% "
                 f"× √2, s from {self.runs} runs); minimum effect {self.min_effect * 100:g}%")
 
 
@@ -57,9 +59,10 @@ def noise_band(series: Series, baseline_branch: str | None, marks: Sequence[Chan
     medians = noise_medians(series, baseline_branch, marks)
     estimate = NoiseEstimate.from_medians(medians)
     min_effect = policy.effect_for(series.suite, series.metric)
-    if estimate.runs < policy.min_history:
-        min_effect = max(min_effect, policy.low_history_min_effect)
-    return NoiseBand(estimate.spread, estimate.runs, policy.z, min_effect)
+    if estimate.runs < policy.min_history or estimate.spread is None:
+        return NoiseBand(None, estimate.runs, policy.z, min_effect)
+    threshold = t_threshold(policy.z, estimate.degrees_of_freedom)
+    return NoiseBand(estimate.spread, estimate.runs, threshold, min_effect)
 
 
 def noise_medians(series: Series, baseline_branch: str | None,
