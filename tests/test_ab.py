@@ -54,7 +54,7 @@ def test_ab_measures_each_checkout_and_confirms_the_regression(cli, tmp_path):
     checkout(tmp_path / "head", {"same": 1.0, "slow": 1.3})
     done = cli("ab", "--base", "base", "--head", "head", "--rounds", "2", "--confirm-rounds",
                "1", "--out-dir", "rounds", "--json", "v.json", "--no-github", "--",
-               "--suite", "abwork.suite")
+               "--suite", "abwork.suite", "--no-preflight")
     assert done.returncode == 0, done.stderr
     verdicts = {v["name"]: v for v in json.loads((tmp_path / "v.json").read_text())["verdicts"]}
     assert verdicts["slow"]["verdict"] == "regression"

@@ -90,7 +90,8 @@ def test_a_full_disk_says_where_the_run_document_went(tmp_path, monkeypatch):
 
     monkeypatch.setattr(outputs, "save_run", full_disk)
     run = new_run([measured("s", "case", "latency", [1.0, 2.0])])
-    args = argparse.Namespace(out="r.json", export_oss=None, export_aipep=None, export_csv=None)
+    args = argparse.Namespace(out="r.json", export_oss=None, export_aipep=None, export_csv=None,
+                              export_all_metrics=False)
     console = Console(record=True, width=300)
     status = outputs.write_outputs(run, args, console, fallback_dir=tmp_path)
     fallback = tmp_path / f"torch-bench-run-{run.run_id}.json"
