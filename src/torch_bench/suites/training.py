@@ -21,7 +21,6 @@ Results (params include `backend`: `eager` for the native run, else the compile 
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -132,15 +131,15 @@ def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
           compile_fn=None) -> TrainingRun:
     import torch
 
+    from torch_bench.zoo.fitting import timed_epochs
+
     torch.manual_seed(SEED)  # the same random stream (dropout, if any) for both runs
     call = compile_fn(model) if compile_fn else model
     tokens, labels = data.tokens.to(device), data.labels.to(device)
     order_gen = torch.Generator().manual_seed(SEED)
-    losses, epoch_losses, epoch_times = [], [], []
-    for _ in range(p["epochs"]):
-        model.train()
+
+    def one_epoch() -> list:
         order = torch.randperm(len(labels), generator=order_gen).to(device)
-        start = time.perf_counter()
         steps = []
         for first in range(0, len(labels), p["batch_size"]):
             batch = order[first:first + p["batch_size"]]
@@ -149,12 +148,9 @@ def train(model, optimizer, data, eval_data, p: Mapping[str, Any], device: str,
             loss.backward()
             optimizer.step()
             steps.append(loss.detach())
-        if device.startswith("cuda"):
-            torch.cuda.synchronize(device)
-        epoch_times.append((time.perf_counter() - start) * 1e3)
-        values = [float(s) for s in steps]
-        losses += values
-        epoch_losses.append(sum(values) / len(values))
+        return steps
+
+    losses, epoch_losses, epoch_times = timed_epochs(model, p["epochs"], device, one_epoch)
     accuracy = None
     if eval_data is not None:
         model.eval()

@@ -44,10 +44,8 @@ def fit(model, optimizer, example: Example, targets: list[torch.Tensor], epochs:
                                                                    list[float]]:
     """(step losses, mean loss per epoch, epoch times in ms) of training on the example."""
     call = compile_fn(model) if compile_fn else model
-    losses, epoch_losses, epoch_times = [], [], []
-    for _ in range(epochs):
-        model.train()
-        start = time.perf_counter()
+
+    def one_epoch() -> list[torch.Tensor]:
         steps = []
         for _ in range(steps_per_epoch):
             optimizer.zero_grad(set_to_none=True)
@@ -55,6 +53,20 @@ def fit(model, optimizer, example: Example, targets: list[torch.Tensor], epochs:
             loss.backward()
             optimizer.step()
             steps.append(loss.detach())
+        return steps
+
+    return timed_epochs(model, epochs, device, one_epoch)
+
+
+def timed_epochs(model, epochs: int, device: str, one_epoch: Callable[[], list[torch.Tensor]]
+                 ) -> tuple[list[float], list[float], list[float]]:
+    """(step losses, mean loss per epoch, epoch times in ms) of `epochs` calls of `one_epoch`,
+    which trains the model for one epoch and returns its steps' detached losses."""
+    losses, epoch_losses, epoch_times = [], [], []
+    for _ in range(epochs):
+        model.train()
+        start = time.perf_counter()
+        steps = one_epoch()
         if device.startswith("cuda"):
             torch.cuda.synchronize(device)
         epoch_times.append((time.perf_counter() - start) * 1e3)
