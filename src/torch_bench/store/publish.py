@@ -92,13 +92,19 @@ def checkout_data(target: Target, credentials: Credentials | None, destination: 
 
 def _tree_entries(git: Git, tree: str) -> dict[str, Entry]:
     """path -> (mode, oid) of every file under a tree (read from tree objects only)."""
-    listed = git.raw("ls-tree", "-r", "-z", "--full-tree", tree)
+    return _listed_entries(git.raw("ls-tree", "-r", "-z", "--full-tree", tree), oid_field=2)
+
+
+def _listed_entries(listed: bytes, oid_field: int) -> dict[str, Entry]:
+    """path -> (mode, oid) from NUL-separated `mode ... <TAB> path` records, the oid being
+    field `oid_field` (2 for `git ls-tree`: mode type oid; 1 for `git ls-files -s`: mode oid
+    stage)."""
     entries = {}
     for record in listed.split(b"\0"):
         if record:
             meta, path = record.split(b"\t", 1)
-            mode, _, oid = meta.decode().split()
-            entries[path.decode("utf-8", "surrogateescape")] = (mode, oid)
+            fields = meta.decode().split()
+            entries[path.decode("utf-8", "surrogateescape")] = (fields[0], fields[oid_field])
     return entries
 
 
@@ -109,14 +115,7 @@ def _site_entries(git: Git, site: Path, index: Path) -> dict[str, Entry]:
     git.run("read-tree", "--empty", env=env)
     git.run("--work-tree", str(site.resolve()), "add", "--sparse", "-A", "--force", ".",
             env=env)
-    listed = git.raw("ls-files", "-s", "-z", env=env)
-    entries = {}
-    for record in listed.split(b"\0"):
-        if record:
-            meta, path = record.split(b"\t", 1)
-            mode, oid, _ = meta.decode().split()
-            entries[path.decode("utf-8", "surrogateescape")] = (mode, oid)
-    return entries
+    return _listed_entries(git.raw("ls-files", "-s", "-z", env=env), oid_field=1)
 
 
 def _blob(git: Git, tip: str, path: str) -> bytes:
