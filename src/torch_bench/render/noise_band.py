@@ -6,7 +6,7 @@ A table cell compares one run with one run, so the rule's z test becomes
 |ln r| > z x s x sqrt(1/1 + 1/1); the change must also reach the rule's minimum effect. The
 noise s is learned from the newest baseline-branch points before the newest point, since the
 last change point when enough points follow it (a step is not noise). Without a noise estimate
-(fewer than 3 runs) nothing is coloured.
+(fewer runs than the rule's minimum history, 5) nothing is coloured.
 
 Pure functions; no I/O.
 """
@@ -46,7 +46,8 @@ class NoiseBand:
     def describe(self) -> str:
         """The hover text of a coloured or neutral change."""
         if self.spread is None:
-            return (f"noise unknown: {self.runs} baseline run(s), {MIN_NOISE_RUNS} needed; "
+            return (f"noise unknown: {self.runs} baseline run(s), {DEFAULT_POLICY.min_history} "
+                    f"needed; "
                     f"not coloured")
         return (f"noise band ±{self.percent:.1f}% (z {self.z:g} × s {self.spread * 100:.2f}% "
                 f"× √2, s from {self.runs} runs); minimum effect {self.min_effect * 100:g}%")
@@ -57,9 +58,9 @@ def noise_band(series: Series, baseline_branch: str | None, marks: Sequence[Chan
     medians = noise_medians(series, baseline_branch, marks)
     estimate = NoiseEstimate.from_medians(medians)
     min_effect = policy.effect_for(series.suite, series.metric)
-    if estimate.runs < policy.min_history:
-        min_effect = max(min_effect, policy.low_history_min_effect)
-    return NoiseBand(estimate.spread, estimate.runs, policy.z, min_effect)
+    # the rule calls the noise unknown below its minimum history: nothing is coloured then
+    spread = estimate.spread if estimate.runs >= policy.min_history else None
+    return NoiseBand(spread, estimate.runs, policy.z, min_effect)
 
 
 def noise_medians(series: Series, baseline_branch: str | None,
