@@ -91,3 +91,11 @@ def test_an_outdated_content_key_does_not_keep_a_stale_page(tmp_path):
     keys.write_text(keys.read_text(encoding="utf-8").replace('"', "'"), encoding="utf-8")
     build_site(History(tuple(runs)), site)  # unreadable keys: everything is rendered again
     assert tree(site) == tree(build_site(History(tuple(runs)), tmp_path / "fresh"))
+
+
+def test_a_benchmark_file_missing_from_the_previous_site_is_made_again(tmp_path):
+    runs = tuple(run(i) for i in range(30))
+    site = build_site(History(runs), tmp_path / "site")
+    next((site / "json" / "trend").glob("rnns-gru-*.json")).unlink()
+    build_site(History(runs), site)
+    assert tree(site) == tree(build_site(History(runs), tmp_path / "fresh"))

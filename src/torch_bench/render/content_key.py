@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import torch_bench
 from torch_bench.render.model import RunInfo, Series
 
 PACKAGE = "torch_bench.render"
@@ -27,8 +28,8 @@ def digest(*parts: Any) -> str:
 
 @cache
 def renderer_fingerprint() -> str:
-    """A hash of the renderer's modules, templates and static files."""
-    hasher = hashlib.sha1()
+    """A hash of the tool's version and the renderer's modules, templates and static files."""
+    hasher = hashlib.sha1(torch_bench.__version__.encode())
     root = resources.files(PACKAGE)
     for folder in (root, root / "templates", root / "static"):
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
