@@ -23,7 +23,9 @@ Targets: build in seconds at 1,000 runs; first visit under 1 MB plus Plotly, the
 With --update: per history length, a full build of N - 1 runs, the update with the Nth run
 into the same folder (reusing the change-point memo kept there), a full build of N runs into
 a fresh folder, whether update and full build are byte-identical, and the process's peak
-RSS. Target: the update at most a quarter of the full build.
+RSS. Target: the update at most a quarter of the full build. Also the update with a newest
+run that measured only a tenth of the benchmarks, with how many benchmarks and files the
+build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
 With --scale: per RUNSxBENCHMARKS size, one process per size: the history held in memory,
 a full build into a fresh folder, then a one-run update into it, each with its time and the
