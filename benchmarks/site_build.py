@@ -23,18 +23,27 @@ Targets: build in seconds at 1,000 runs; first visit under 1 MB plus Plotly, the
 With --update: per history length, a full build of N - 1 runs, the update with the Nth run
 into the same folder (reusing the change-point memo kept there), a full build of N runs into
 a fresh folder, whether update and full build are byte-identical, and the process's peak
-RSS. Target: the update at most a quarter of the full build.
+RSS. Target: the update at most a quarter of the full build. Also the update with a newest
+run that measured only a tenth of the benchmarks, with how many benchmarks and files the
+build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
+With --scale: per RUNSxBENCHMARKS size, one process per size: the history held in memory,
+a full build into a fresh folder, then a one-run update into it, each with its time and the
+peak RSS so far. Change points are searched in the newest --window runs only (a whole-
+history cold search costs about 16 s per benchmark at 10,000 runs, see --change-points, so
+it is measured apart); --window 0 searches the whole history.
 
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
+    .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x200 [--window 60]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import hashlib
 import http.server
@@ -43,6 +52,8 @@ import json
 import random
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -272,11 +283,19 @@ def tree_digest(root: Path) -> str:
 
 def measure_update(runs: int, benchmarks: int, work: Path) -> dict:
     """Full build of runs - 1, then the update with the newest run into the same folder, then
-    a full build of all runs into a fresh folder; the two results compared byte by byte."""
+    a full build of all runs into a fresh folder; the two results compared byte by byte. Also
+    the update with a newest run that measured a tenth of the benchmarks (into a copy)."""
     history = synthetic_history(runs, benchmarks=benchmarks)
     started = time.perf_counter()
     build_site(History(history.runs[:-1]), work / "site")
     before_s = time.perf_counter() - started
+    shutil.copytree(work / "site", work / "partial")
+    newest = history.runs[-1]
+    partial = dataclasses.replace(newest, results=newest.results[:max(benchmarks // 10, 1)])
+    messages: list[str] = []
+    started = time.perf_counter()
+    build_site(History((*history.runs[:-1], partial)), work / "partial", progress=messages.append)
+    partial_s = time.perf_counter() - started
     started = time.perf_counter()
     build_site(history, work / "site")
     update_s = time.perf_counter() - started
@@ -284,14 +303,17 @@ def measure_update(runs: int, benchmarks: int, work: Path) -> dict:
     build_site(history, work / "fresh")
     full_s = time.perf_counter() - started
     return {"before_s": before_s, "update_s": update_s, "full_s": full_s,
+            "partial_s": partial_s, "partial_files": "; ".join(
+                [m for m in messages if "unchanged since" in m] + messages[-1:]),
             "identical": tree_digest(work / "site") == tree_digest(work / "fresh"),
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def print_updates(sizes: list[int], benchmarks: int) -> None:
-    print(f"synthetic history x {benchmarks} benchmarks; change points over the whole history")
+    print(f"synthetic history x {benchmarks} benchmarks; change points over the whole history; "
+          f"'10% run': the newest run measured a tenth of the benchmarks")
     print(f"{'runs':>6} {'full N-1 s':>10} {'update +1 s':>11} {'full N s':>9} "
-          f"{'update/full':>11} {'identical':>9} {'peak RSS MB':>11}")
+          f"{'update/full':>11} {'identical':>9} {'peak RSS MB':>11} {'10% run s':>9}  files")
     for runs in sizes:
         work = Path(tempfile.mkdtemp(prefix="site-update-"))
         try:
@@ -300,7 +322,47 @@ def print_updates(sizes: list[int], benchmarks: int) -> None:
             shutil.rmtree(work, ignore_errors=True)
         print(f"{runs:>6} {row['before_s']:>10.1f} {row['update_s']:>11.1f} "
               f"{row['full_s']:>9.1f} {row['update_s'] / row['full_s']:>11.2f} "
-              f"{str(row['identical']):>9} {row['peak_mb']:>11.0f}", flush=True)
+              f"{str(row['identical']):>9} {row['peak_mb']:>11.0f} {row['partial_s']:>9.1f}  "
+              f"{row['partial_files']}", flush=True)
+
+
+# -- scale: large histories, one process per size ------------------------------------------------
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def scale_row(runs: int, benchmarks: int, window: int) -> str:
+    """Full build then one-run update of a runs x benchmarks history, in this process."""
+    started = time.perf_counter()
+    history = synthetic_history(runs + 1, benchmarks=benchmarks)
+    made_s, history_mb = time.perf_counter() - started, peak_rss_mb()
+    work = Path(tempfile.mkdtemp(prefix="site-scale-"))
+    try:
+        started = time.perf_counter()
+        build_site(History(history.runs[:-1]), work / "site", change_point_window=window)
+        full_s, full_mb = time.perf_counter() - started, peak_rss_mb()
+        started = time.perf_counter()
+        build_site(history, work / "site", change_point_window=window)
+        update_s = time.perf_counter() - started
+        site_mb = folder_size(work / "site")[0] / 2**20
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return (f"{runs:>6} {benchmarks:>6} {made_s:>8.0f} {history_mb:>10.0f} {full_s:>7.0f} "
+            f"{full_mb:>12.0f} {update_s:>9.1f} {peak_rss_mb():>12.0f} {site_mb:>8.0f}")
+
+
+def print_scale(sizes: list[str], window: int) -> None:
+    print(f"synthetic history, {SAMPLES} samples per result; change points in the newest "
+          f"{window or 'all'} runs; RSS is the process's peak so far")
+    print(f"{'runs':>6} {'bench':>6} {'make s':>8} {'history MB':>10} {'full s':>7} "
+          f"{'full peak MB':>12} {'update s':>9} {'update peak':>12} {'site MB':>8}", flush=True)
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        done = subprocess.run([sys.executable, __file__, "--scale-row", str(runs),
+                               str(benchmarks), str(window)], capture_output=True, text=True)
+        print(done.stdout.rstrip() or f"{runs:>6} {benchmarks:>6} failed: "
+              f"{done.stderr.strip().splitlines()[-1:]}", flush=True)
 
 
 # -- change points over a whole history ----------------------------------------------------------
@@ -384,7 +446,16 @@ def main() -> None:
                         help="data folder size per run, with and without compaction")
     parser.add_argument("--change-points", action="store_true",
                         help="cost of the whole-history change-point search, cold and +1 run")
+    parser.add_argument("--scale", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="full build and one-run update of large histories (no browser)")
+    parser.add_argument("--window", type=int, default=60,
+                        help="with --scale: change points in the newest N runs (0: all)")
+    parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.scale_row:
+        return print(scale_row(*args.scale_row))
+    if args.scale:
+        return print_scale(args.scale, args.window)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:

@@ -115,6 +115,21 @@ def test_a_kept_memo_searches_only_the_newest_chunk_and_changes_nothing():
     assert warm.searches <= 2  # the open chunk at the end, and one that just closed
 
 
+def test_a_series_unchanged_since_the_memo_was_kept_is_not_searched_again():
+    import json
+
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    values = 10 * noisy(300, 0.01, 15)
+    values[200:] *= 1.1
+    cold = ChangePointMemo()
+    first = find_change_points_whole(values, cold)
+    warm = ChangePointMemo(json.loads(json.dumps(cold.kept())))  # as a site keeps it
+    assert find_change_points_whole(values, warm) == first
+    assert warm.searches == 0
+    assert warm.kept() == cold.kept()  # the chunks stay remembered for the next run
+
+
 def test_a_short_series_gives_the_same_answer_as_the_single_search():
     from torch_bench.analyze.changepoints import find_change_points_whole
 

@@ -49,3 +49,53 @@ def test_a_damaged_memo_is_ignored(tmp_path):
     (site / paths.CHANGE_POINT_MEMO).write_text("{not json", encoding="utf-8")
     build_site(History(runs), site)
     assert tree(site) == tree(build_site(History(runs), tmp_path / "fresh"))
+
+
+def lstm_only_run(index: int):
+    """A run that measured only the lstm benchmark."""
+    full = run(index)
+    return new_run([r for r in full.results if r.name == "lstm"], created_at=full.created_at,
+                   git=full.git, ci=full.ci, env=full.env)
+
+
+def file_ids(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_one_run_update_leaves_the_files_of_untouched_benchmarks_untouched(tmp_path):
+    runs = [run(i) for i in range(60)]
+    newest = lstm_only_run(60)
+    site = build_site(History(tuple(runs)), tmp_path / "site")
+    before = file_ids(site)
+    build_site(History((*runs, newest)), site)
+    after = file_ids(site)
+    gru = [p for p in before if "rnns-gru-" in p]
+    lstm = [p for p in before if "rnns-lstm-" in p]
+    assert len(gru) == 3 and len(lstm) == 3  # page, history file, trend file
+    assert all(after[p] == before[p] for p in gru)  # same inode, same mtime: not written
+    assert all(after[p][0] != before[p][0] for p in lstm)  # the measured one was rewritten
+    old_run = paths.run_data(runs[0].run_id)
+    assert after[old_run] == before[old_run]
+    assert after[paths.PLOTLY_FILE] == before[paths.PLOTLY_FILE]
+    fresh = build_site(History((*runs, newest)), tmp_path / "fresh")
+    assert tree(site) == tree(fresh)
+
+
+def test_an_outdated_content_key_does_not_keep_a_stale_page(tmp_path):
+    runs = [run(i) for i in range(30)]
+    site = build_site(History(tuple(runs)), tmp_path / "site")
+    page = next((site / paths.BENCHMARK_DIR).glob("rnns-gru-*.html"))
+    page.write_text("stale", encoding="utf-8")  # same key, different bytes: kept as found
+    keys = site / paths.RENDER_KEYS
+    keys.write_text(keys.read_text(encoding="utf-8").replace('"', "'"), encoding="utf-8")
+    build_site(History(tuple(runs)), site)  # unreadable keys: everything is rendered again
+    assert tree(site) == tree(build_site(History(tuple(runs)), tmp_path / "fresh"))
+
+
+def test_a_benchmark_file_missing_from_the_previous_site_is_made_again(tmp_path):
+    runs = tuple(run(i) for i in range(30))
+    site = build_site(History(runs), tmp_path / "site")
+    next((site / "json" / "trend").glob("rnns-gru-*.json")).unlink()
+    build_site(History(runs), site)
+    assert tree(site) == tree(build_site(History(runs), tmp_path / "fresh"))

@@ -82,3 +82,18 @@ def test_noise_is_learned_after_the_newest_change_point_on_the_baseline_branch()
     mark = ChangeMark(index=10, before=10.0, after=12.5, ratio=1.25, regression=True)
     assert noise_medians(series, "main", [mark]) == [12.5] * 5  # the "pr" point is left out
     assert len(noise_medians(series, "main")) == 15
+
+
+def test_a_step_a_few_runs_back_is_not_taken_for_noise():
+    history = noisy_history(12, cv=0.004)
+    values = [*history[:8], *(v * 1.25 for v in history[8:]), history[-1] * 1.25 * 1.10]
+    step = ChangeMark(index=8, before=10.0, after=12.5, ratio=1.25, regression=True)
+    band = noise_band(series_of(values), "main", [step])  # 4 runs since the step, 5 needed
+    assert band.spread is not None and band.percent < 5  # learned around the step, not over it
+    assert change_css(0.10, "lower", band) == "worse"
+
+
+def test_fewer_runs_than_the_rule_needs_colour_nothing():
+    band = noise_band(series_of(noisy_history(5, cv=0.004)), "main")  # 4 before the newest
+    assert band.spread is None
+    assert change_css(0.30, "lower", band) == "same"

@@ -175,8 +175,9 @@ def build_model(history: History, baseline_branch: str | None = None) -> SiteMod
     runs = tuple(run_info(i, run) for i, run in enumerate(history.runs))
     grouped: dict[str, list[tuple[RunInfo, Result]]] = {}
     ids_by_run: dict[str, tuple[str, ...]] = {}
+    known: dict[tuple, str] = {}
     for info, run in zip(runs, history.runs, strict=True):
-        ids = tuple(result.benchmark_id for result in run.results)
+        ids = tuple(_benchmark_id(result, known) for result in run.results)
         ids_by_run[run.run_id] = ids
         for bid, result in zip(ids, run.results, strict=True):
             grouped.setdefault(bid, []).append((info, result))
@@ -189,6 +190,20 @@ def build_model(history: History, baseline_branch: str | None = None) -> SiteMod
         results_by_run={run.run_id: run.results for run in history.runs},
         ids_by_run=ids_by_run,
     )
+
+
+def _benchmark_id(result: Result, known: dict[tuple, str]) -> str:
+    """result.benchmark_id, formatted once per distinct benchmark rather than once per result
+    (the types are part of the key: 1, 1.0 and True are equal but format differently)."""
+    try:
+        key = (result.suite, result.name, result.metric,
+               tuple((k, type(v), v) for k, v in result.params.items()))
+        found = known.get(key)
+    except TypeError:  # an unhashable param value
+        return result.benchmark_id
+    if found is None:
+        found = known[key] = result.benchmark_id
+    return found
 
 
 def _series(bid: str, entries: list[tuple[RunInfo, Result]]) -> Series:

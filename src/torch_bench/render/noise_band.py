@@ -7,15 +7,18 @@ A table cell compares one run with one run, so the rule's z test becomes
 (a Student-t quantile that widens as n shrinks, `rule.t_threshold`); the change must also
 reach the rule's minimum effect. The noise s is learned from the newest baseline-branch points
 before the newest point, since the last change point when enough points follow it (a step is
-not noise). With fewer runs than the rule needs to judge (`RulePolicy.min_history`) nothing is
-coloured, as the rule calls such changes inconclusive.
+not noise; with fewer, each point of the window is taken relative to its own segment's
+median). With fewer runs than the rule needs to judge (`RulePolicy.min_history`, 5) nothing
+is coloured, as the rule calls such changes inconclusive.
 
 Pure functions; no I/O.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,7 +51,8 @@ class NoiseBand:
     def describe(self) -> str:
         """The hover text of a coloured or neutral change."""
         if self.spread is None:
-            return (f"noise unknown: {self.runs} baseline run(s), {MIN_NOISE_RUNS} needed; "
+            return (f"noise unknown: {self.runs} baseline run(s), {DEFAULT_POLICY.min_history} "
+                    f"needed; "
                     f"not coloured")
         return (f"noise band ±{self.percent:.1f}% (t {self.z:.3g} × s {self.spread * 100:.2f}% "
                 f"× √2, s from {self.runs} runs); minimum effect {self.min_effect * 100:g}%")
@@ -57,6 +61,8 @@ class NoiseBand:
 def noise_band(series: Series, baseline_branch: str | None, marks: Sequence[ChangeMark] = (),
                policy: RulePolicy = DEFAULT_POLICY) -> NoiseBand:
     medians = noise_medians(series, baseline_branch, marks)
+    if len(medians) < policy.min_history:  # too few since the step: use the runs around it
+        medians = step_free_ratios(series, baseline_branch, marks)
     estimate = NoiseEstimate.from_medians(medians)
     min_effect = policy.effect_for(series.suite, series.metric)
     if estimate.runs < policy.min_history or estimate.spread is None:
@@ -78,6 +84,25 @@ def noise_medians(series: Series, baseline_branch: str | None,
         if len(since) >= MIN_NOISE_RUNS:
             positions = since
     return [series.points[i].median for i in positions[-HISTORY_WINDOW:]]
+
+
+def step_free_ratios(series: Series, baseline_branch: str | None,
+                     marks: Sequence[ChangeMark]) -> list[float]:
+    """The newest `HISTORY_WINDOW` baseline-branch medians before the newest point, each
+    divided by the median of its own segment between change points, so that the steps
+    themselves are not taken for noise."""
+    earlier = range(len(series.points) - 1)
+    positions = [i for i in earlier if series.points[i].run.branch == baseline_branch]
+    positions = (positions or list(earlier))[-HISTORY_WINDOW:]
+    starts = sorted(m.index for m in marks)
+    segments: dict[int, list[float]] = {}
+    for i in positions:
+        segments.setdefault(bisect.bisect_right(starts, i), []).append(series.points[i].median)
+    ratios = []
+    for values in segments.values():
+        middle = statistics.median(values)
+        ratios.extend(value / middle for value in values if middle > 0)
+    return ratios
 
 
 def change_css(change: float | None, direction: str, band: NoiseBand) -> str:

@@ -22,6 +22,7 @@ TRAINING_DATA = f"{JSON_DIR}/training.json"
 # What earlier builds learned, so the next build only extends it (render/build.py).
 BUILD_CACHE_DIR = ".torch-bench-cache"
 CHANGE_POINT_MEMO = f"{BUILD_CACHE_DIR}/changepoints.json"
+RENDER_KEYS = f"{BUILD_CACHE_DIR}/render-keys.json"  # content key of each benchmark's files
 
 
 def suite_page(suite: str) -> str:

@@ -3,15 +3,16 @@ template and context, each data file with its payload."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from torch_bench.render import data, pages, paths, trends
+from torch_bench.render.content_key import run_digests, series_key
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
-from torch_bench.render.markers import change_marks, env_changes
-from torch_bench.render.model import ChangePointFinder, SiteModel, no_change_points
-from torch_bench.render.noise_band import noise_band
+from torch_bench.render.markers import ChangeMark, change_marks, env_changes
+from torch_bench.render.model import ChangePointFinder, Series, SiteModel, no_change_points
+from torch_bench.render.noise_band import NoiseBand, noise_band
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -25,10 +26,26 @@ class Page:
 
 
 @dataclass(frozen=True)
+class Outputs:
+    pages: tuple[Page, ...]
+    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
+
+
+@dataclass(frozen=True)
+class KeyedGroup:
+    """Output files made only from the inputs hashed into `key` (content_key.py): when a
+    previous build left the same key, its files can be kept as they are."""
+    key: str
+    paths: tuple[str, ...]
+    make: Callable[[], Outputs]
+
+
+@dataclass(frozen=True)
 class SitePlan:
     pages: tuple[Page, ...]
     data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
     run_files: tuple[str, ...]  # run ids; their payloads are made one by one while writing
+    groups: tuple[KeyedGroup, ...] = ()  # one per benchmark: its page and data files
 
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
@@ -43,9 +60,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
            "baseline_branch": model.baseline_branch}
 
     def page(path: str, template: str, context: dict[str, Any]) -> None:
-        site_pages.append(Page(path, template, {**context, "nav": nav, "page_path": path,
-                                                "root": paths.root_of(path),
-                                                "plotly_file": paths.PLOTLY_FILE}))
+        site_pages.append(page_of(path, template, context, nav))
 
     cards = trends.trend_cards(model, marks, bands)
     page(paths.INDEX_PAGE, "overview.html", {**pages.overview_context(model, marks),
@@ -55,23 +70,47 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
         page(paths.suite_page(suite), "suite.html", {
             **pages.suite_context(model, suite, bands),
             "trends": [c for c in cards if c.series.suite == suite]})
+    digests = run_digests(model.runs)
+    groups = []
     for series in model.series:
-        path = paths.benchmark_page(series)
-        facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
-        overlays = data.overlay_entries(siblings.get(series.key, {}), facet_param, path)
-        data_files.append((paths.series_data(series), data.series_payload(
-            series, env_changes(series.points), marks[series.key], overlays)))
-        data_files.append((paths.trend_data(series), trends.trend_payload(
-            series, marks[series.key], bands[series.key], model.baseline_branch)))
-        page(path, "benchmark.html", pages.benchmark_context(
-            model, series, marks[series.key], [*overlays, *ENV_OVERLAYS]))
+        siblings_of = siblings.get(series.key, {})
+        key = series_key(series, digests, marks[series.key], bands[series.key], nav,
+                         model.baseline_branch,
+                         {f: [s.key for s in members] for f, members in siblings_of.items()})
+        groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
+                                       paths.trend_data(series)),
+                                 lambda series=series: benchmark_outputs(
+                                     model, series, marks[series.key], bands[series.key],
+                                     siblings.get(series.key, {}), nav)))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
     page(paths.TRAINING_PAGE, "training.html", pages.training_context(training))
     data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
     data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model, bands)))
     page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model, bands))
-    return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs))
+    return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs),
+                    tuple(groups))
+
+
+def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, Any]) -> Page:
+    return Page(path, template, {**context, "nav": nav, "page_path": path,
+                                 "root": paths.root_of(path), "plotly_file": paths.PLOTLY_FILE})
+
+
+def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
+                      band: NoiseBand, siblings: Mapping[str, list[Series]],
+                      nav: dict[str, Any]) -> Outputs:
+    """One benchmark's page, history file and trend-card file."""
+    path = paths.benchmark_page(series)
+    facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
+    overlays = data.overlay_entries(siblings, facet_param, path)
+    page = page_of(path, "benchmark.html", pages.benchmark_context(
+        model, series, marks, [*overlays, *ENV_OVERLAYS]), nav)
+    return Outputs((page,), (
+        (paths.series_data(series),
+         data.series_payload(series, env_changes(series.points), marks, overlays)),
+        (paths.trend_data(series),
+         trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
 def run_payloads(model: SiteModel, plan: SitePlan) -> Iterator[tuple[str, Any]]:

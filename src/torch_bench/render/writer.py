@@ -1,7 +1,12 @@
 """Writing a planned site to disk: templates rendered with Jinja2 (autoescaping on), data
 files as compact JSON, the static assets and the vendored partial Plotly bundle
 (static/vendor/README.md says which one). The site is built in a temporary folder beside
-the target and moved into place, so a failed build leaves the previous site untouched."""
+the target and moved into place, so a failed build leaves the previous site untouched.
+
+Rebuilding over an existing site never rewrites a file whose bytes did not change: the new
+folder gets a hard link to the old file instead (same inode, same mtime), and a benchmark
+whose content key (content_key.py) equals the previous build's is not even rendered. The
+keys are kept in the site's build cache (paths.RENDER_KEYS)."""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import markupsafe
 from torch_bench.errors import UserError
 from torch_bench.render import paths
 from torch_bench.render.escape import json_for_html
-from torch_bench.render.plan import SitePlan
+from torch_bench.render.plan import KeyedGroup, SitePlan
 
 STATIC_FILES = ("style.css", "dashboard.js")
 SITE_MARKER = ".torch-bench-site"  # only folders carrying it are replaced by a build
@@ -46,10 +51,49 @@ def plotly_js() -> bytes:
     return (resources.files("torch_bench.render") / "static" / VENDORED_PLOTLY).read_bytes()
 
 
-def _write(root: Path, relative: str, text: str) -> None:
-    target = root / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8", newline="\n")
+class SiteFiles:
+    """Puts files into a new site folder, keeping the previous site's unchanged files."""
+
+    def __init__(self, root: Path, previous: Path | None) -> None:
+        self.root = root
+        self.previous = previous
+        self.kept = 0  # files carried over from the previous site
+        self.written = 0
+
+    def put(self, relative: str, content: bytes) -> None:
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)  # never write through a link into the previous site
+        if self.previous is not None and _same_bytes(self.previous / relative, content) \
+                and self._link(relative):
+            return
+        target.write_bytes(content)
+        self.written += 1
+
+    def keep(self, relative: str) -> bool:
+        """Carry the previous site's file over untouched; False when it is not there."""
+        (self.root / relative).parent.mkdir(parents=True, exist_ok=True)
+        return self._link(relative)
+
+    def _link(self, relative: str) -> bool:
+        assert self.previous is not None
+        try:
+            os.link(self.previous / relative, self.root / relative)
+        except OSError:  # gone, or a file system without hard links: write it instead
+            return False
+        self.kept += 1
+        return True
+
+
+def _same_bytes(path: Path, content: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(content) and path.read_bytes() == content
+    except OSError:
+        return False
+
+
+def _json(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str | os.PathLike,
@@ -69,8 +113,9 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
                         f"or new folder")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    previous = target if (target / SITE_MARKER).is_file() else None
     try:
-        _fill(staging, plan, extra_data, progress)
+        _fill(SiteFiles(staging, previous), plan, extra_data, progress)
         _swap(staging, target, keep)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -78,25 +123,56 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
     return target
 
 
-def _fill(root: Path, plan: SitePlan, extra_data: Iterable[tuple[str, Any]],
+def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]],
           progress: Callable[[str], None]) -> None:
     env = template_environment()
-    for page in plan.pages:
-        _write(root, page.path, env.get_template(page.template).render(**page.context))
+
+    def page(path: str, template: str, context: dict[str, Any]) -> None:
+        files.put(path, env.get_template(template).render(**context).encode("utf-8"))
+
+    for planned in plan.pages:
+        page(planned.path, planned.template, planned.context)
     progress(f"{len(plan.pages)} pages")
     count = 0
     for relative, payload in [*plan.data_files, *extra_data]:
-        _write(root, relative, json.dumps(payload, separators=(",", ":"), allow_nan=False))
+        files.put(relative, _json(payload))
         count += 1
     progress(f"{count} data files")
-    static = root / paths.STATIC_DIR
-    static.mkdir(parents=True, exist_ok=True)
+    previous_keys = _read_keys(files.previous)
+    reused = 0
+    for group in plan.groups:
+        if previous_keys.get(group.paths[0]) == group.key and _keep_all(files, group):
+            reused += 1
+            continue
+        outputs = group.make()
+        for planned in outputs.pages:
+            page(planned.path, planned.template, planned.context)
+        for relative, payload in outputs.data_files:
+            files.put(relative, _json(payload))
+    files.put(paths.RENDER_KEYS, _json({g.paths[0]: g.key for g in plan.groups}))
+    progress(f"{len(plan.groups)} benchmarks, {reused} unchanged since the previous build")
     assets = resources.files("torch_bench.render") / "static"
     for name in STATIC_FILES:
-        (static / name).write_bytes((assets / name).read_bytes())
-    (root / paths.PLOTLY_FILE).write_bytes(plotly_js())
-    (root / ".nojekyll").write_text("")  # GitHub Pages: serve folders as they are
-    (root / SITE_MARKER).write_text("built by torch-bench site\n")
+        files.put(f"{paths.STATIC_DIR}/{name}", (assets / name).read_bytes())
+    files.put(paths.PLOTLY_FILE, plotly_js())
+    files.put(".nojekyll", b"")  # GitHub Pages: serve folders as they are
+    files.put(SITE_MARKER, b"built by torch-bench site\n")
+    progress(f"{files.written} files written, {files.kept} kept unchanged")
+
+
+def _keep_all(files: SiteFiles, group: KeyedGroup) -> bool:
+    return all(files.keep(relative) for relative in group.paths)
+
+
+def _read_keys(site: Path | None) -> dict[str, str]:
+    """The content keys the previous build left; empty when missing or unreadable."""
+    if site is None:
+        return {}
+    try:
+        keys = json.loads((site / paths.RENDER_KEYS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return keys if isinstance(keys, dict) else {}
 
 
 def _swap(staging: Path, target: Path, keep: tuple[str, ...]) -> None:
