@@ -27,7 +27,7 @@ from torch_bench.analyze.rule import DEFAULT_POLICY, RulePolicy, t_threshold
 from torch_bench.render.markers import ChangeMark
 from torch_bench.render.model import Series
 
-MIN_NOISE_RUNS = DEFAULT_POLICY.min_history  # the rule judges nothing with fewer runs
+MIN_NOISE_RUNS = 3  # the fewest runs a spread is estimated from (noise.robust_log_spread)
 
 
 @dataclass(frozen=True)
