@@ -36,7 +36,7 @@ from site_build import (  # noqa: E402 - the sibling script, not a package
     CHROMIUM_ARGS,
     serve,
     synthetic_history,
-    whole_history_file,
+    write_single_file_page,
 )
 from torch_bench.render import paths  # noqa: E402
 from torch_bench.render.build import build_site  # noqa: E402
@@ -125,11 +125,7 @@ def pages_of(site: Path) -> dict[str, str]:
 def measure(playwright, runs: int, benchmarks: int, work: Path) -> list[tuple[str, dict]]:
     history = synthetic_history(runs, benchmarks=benchmarks)
     site = build_site(history, work / "site")
-    whole = site / "whole"
-    whole.mkdir()
-    (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
-    (whole / "index.html").write_text(WHOLE_PAGE.replace("PLOTLY", paths.PLOTLY_FILE),
-                                      encoding="utf-8")
+    write_single_file_page(site, history, WHOLE_PAGE)
     server, base = serve(site)
     try:
         return [(name, cold_visit(playwright, site, base + path))

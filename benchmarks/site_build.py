@@ -186,6 +186,16 @@ def whole_history_file(history: History) -> str:
     return "window.BENCHMARK_DATA = " + json.dumps(data, indent=2)
 
 
+def write_single_file_page(site: Path, history: History, page: str) -> Path:
+    """The whole history as one `data.js` beside `page` in `site/whole/`, as the common tool
+    publishes it; `page`'s PLOTLY placeholder names the site's Plotly bundle."""
+    whole = site / "whole"
+    whole.mkdir()
+    (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
+    (whole / "index.html").write_text(page.replace("PLOTLY", paths.PLOTLY_FILE), encoding="utf-8")
+    return whole
+
+
 WHOLE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script src="../PLOTLY"></script><script src="data.js"></script></head>
 <body><div id="chart" style="width:900px;height:400px"></div><script>
@@ -248,11 +258,7 @@ def measure(runs: int, work: Path, browser, from_disk: bool) -> dict:
     site = build_site(history, work / "site")
     build_s = time.perf_counter() - started
     size, files = folder_size(site)
-    whole = site / "whole"
-    whole.mkdir()
-    (whole / "data.js").write_text(whole_history_file(history), encoding="utf-8")
-    (whole / "index.html").write_text(WHOLE_PAGE.replace("PLOTLY", paths.PLOTLY_FILE),
-                                      encoding="utf-8")
+    write_single_file_page(site, history, WHOLE_PAGE)
     server, base = serve(site)
     try:
         first_bytes, plotly_bytes, _ = cold_visit(browser, base + "index.html",
