@@ -34,13 +34,14 @@ def test_a_zero_peak_memory_is_not_a_measurement():
 
 
 def test_compare_rows_say_not_measured_too():
-    from torch_bench.results.schema import measured
+    from torch_bench.render.model import build_model
+    from torch_bench.results.schema import Run, measured
+    from torch_bench.store.reader import History
 
-    memory = replace(series_of([0.0, 0.0]), unit="MB", metric="peak_memory",
-                     benchmark_id=measured("rnns", "lstm", "peak_memory", [0.0]).benchmark_id)
-    a, b = (p.run for p in memory.points)
-    result = measured("rnns", "lstm", "peak_memory", [0.0])
-    model = SiteModel(runs=(a, b), series=(memory,), baseline_branch="main",
-                      results_by_run={a.run_id: (result,), b.run_id: (result,)})
+    result = measured("rnns", "lstm", "peak_memory", [0.0])  # MB, from the metric table
+    runs = tuple(Run(run_id=f"r{i}", created_at=f"2026-01-0{i + 1}T00:00:00Z", results=(result,),
+                     git={"branch": "main", "sha": f"{i}" * 40}) for i in range(2))
+    model = build_model(History(runs))
+    a, b = model.runs
     [row] = compare_rows(model, a, b)
     assert row["a"] == NOT_MEASURED and row["b"] == NOT_MEASURED and row["change"] == "—"

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from torch_bench.errors import UserError
-from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site
+from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.publish import publish_site
-from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target
 from torch_bench.store.retry import display_url
 
@@ -79,17 +79,18 @@ def handle(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UserError(f"--out {args.out}: is a file, expected a folder for the site")
-    history = load_history(args.data, RunFilter(repository=args.repository))
-    for problem in history.problems:
-        print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
     if args.change_point_window < 0:
         raise UserError(f"--change-point-window: expected 0 or more, got "
                         f"{args.change_point_window}")
+    keep = data_inside(Path(args.data), Path(args.out))
     try:
-        out = build_site(history, args.out, baseline_branch=args.baseline_branch,
-                         change_point_window=args.change_point_window or None,
-                         keep=data_inside(Path(args.data), Path(args.out)),
-                         progress=lambda message: print(f"site: {message}", file=sys.stderr))
+        out = build_site_from_data(
+            args.data, args.out, where=RunFilter(repository=args.repository),
+            baseline_branch=args.baseline_branch,
+            change_point_window=args.change_point_window or None, keep=keep,
+            problem=lambda problem: print(f"torch-bench: warning: skipped {problem}",
+                                          file=sys.stderr),
+            progress=lambda message: print(f"site: {message}", file=sys.stderr))
     except OSError as exc:
         raise UserError(f"--out {args.out}: cannot write the site ({exc.strerror or exc}"
                         f"{': ' + exc.filename if exc.filename else ''})") from None

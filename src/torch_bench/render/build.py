@@ -9,19 +9,20 @@ with it is byte-identical to a build without it.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from torch_bench.render import paths
+from torch_bench.render.columns import Columns
+from torch_bench.render.history_cache import INDEX_NAME, ROWS_NAME, load_columns
 from torch_bench.render.model import ChangePointFinder, build_model, no_change_points
-from torch_bench.render.plan import plan_site, run_payloads
-from torch_bench.render.writer import write_site
-from torch_bench.store.reader import History
+from torch_bench.render.plan import plan_site
+from torch_bench.render.writer import SITE_MARKER, write_site
+from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
 # 0: change points are searched in the whole history (a positive N: the newest N runs only).
@@ -65,11 +66,12 @@ def read_memo(path: Path) -> dict[str, list[int]]:
             if isinstance(v, list) and all(isinstance(i, int) for i in v)}
 
 
-def build_site(history: History, out: str | os.PathLike, *,
+def build_site(history: History | Columns, out: str | os.PathLike, *,
                finder: ChangePointFinder | None = None, baseline_branch: str | None = None,
                change_point_window: int | None = CHANGE_POINT_WINDOW,
                keep: tuple[str, ...] = (),
-               progress: Callable[[str], None] = lambda message: None) -> Path:
+               progress: Callable[[str], None] = lambda message: None,
+               moved: Mapping[str, Path] | None = None, carried: Iterable[str] = ()) -> Path:
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     remembered = None
@@ -79,7 +81,30 @@ def build_site(history: History, out: str | os.PathLike, *,
         finder = remembered[0]
     plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None)
     progress("change points searched")
-    extra = run_payloads(model, plan)
-    if remembered is not None:
-        extra = itertools.chain([(paths.CHANGE_POINT_MEMO, remembered[1]())], extra)
-    return write_site(plan, extra, out, progress, keep)
+    extra = [(paths.CHANGE_POINT_MEMO, remembered[1]())] if remembered is not None else []
+    return write_site(plan, extra, out, progress, keep, moved, carried)
+
+
+def build_site_from_data(data: str | os.PathLike, out: str | os.PathLike, *,
+                         where: RunFilter = EVERY_RUN,
+                         problem: Callable[[str], None] = lambda message: None,
+                         progress: Callable[[str], None] = lambda message: None,
+                         **options: Any) -> Path:
+    """Build the site of a data folder, reading only the data files the build cache of the
+    site at `out` does not already hold (history_cache.py), and keeping the cache there."""
+    cache_dir = Path(out) / paths.BUILD_CACHE_DIR
+    previous = cache_dir if (Path(out) / SITE_MARKER).is_file() else None
+    history = load_columns(data, previous, where, progress)
+    for message in history.problems:
+        problem(message)
+    progress(f"read {history.files_read} data files, {history.files_cached} from the cache")
+    try:
+        if history.cache_files is None:
+            carried = [f"{paths.BUILD_CACHE_DIR}/{name}" for name in (INDEX_NAME, ROWS_NAME)]
+            return build_site(history.columns, out, progress=progress, carried=carried,
+                              **options)
+        moved = {f"{paths.BUILD_CACHE_DIR}/{name}": file
+                 for name, file in history.cache_files.items()}
+        return build_site(history.columns, out, progress=progress, moved=moved, **options)
+    finally:
+        history.discard()

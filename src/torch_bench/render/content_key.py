@@ -10,14 +10,15 @@ Pure functions, except `renderer_fingerprint`, which reads the package's own fil
 from __future__ import annotations
 
 import hashlib
-from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 import torch_bench
-from torch_bench.render.model import RunInfo, Series
+from torch_bench.render.model import Points, RunInfo, Series
 
 PACKAGE = "torch_bench.render"
 
@@ -39,20 +40,40 @@ def renderer_fingerprint() -> str:
     return hasher.hexdigest()[:20]
 
 
-def run_digests(runs: Iterable[RunInfo]) -> dict[str, str]:
-    """One hash per run of every display fact the pages show of it."""
-    return {run.run_id: digest(run) for run in runs}
+def run_digests(runs: Sequence[RunInfo]) -> np.ndarray:
+    """One 8-byte hash per run of every display fact the pages show of it."""
+    return np.asarray([int(digest(run)[:16], 16) for run in runs] or [0], np.uint64)
 
 
-def series_key(series: Series, runs: Mapping[str, str], *inputs: Any) -> str:
+def text_digests(texts: Sequence[str]) -> np.ndarray:
+    return np.asarray([int(digest(text)[:16], 16) for text in texts] or [0], np.uint64)
+
+
+def points_key(points: Points, runs: np.ndarray, *inputs: Any) -> str:
+    """A hash of some points (through their runs' digests) and of `inputs`."""
+    hasher = hashlib.sha1(digest(renderer_fingerprint(), inputs).encode())
+    hasher.update(runs[points.run].tobytes())
+    for column in (points.median, points.q1, points.q3, points.n):
+        hasher.update(np.ascontiguousarray(column).tobytes())
+    return hasher.hexdigest()[:20]
+
+
+def series_key(series: Series, runs: np.ndarray, *inputs: Any) -> str:
     """Key of one benchmark's outputs: the series (its points through their runs' digests)
     and every other input of its page and data files (`inputs`: marks, band, overlays, ...)."""
     head = (series.benchmark_id, series.key, series.suite, series.name, series.metric,
             series.unit, series.direction, sorted((k, repr(v)) for k, v in series.params.items()),
             series.last_status, series.last_error)
-    hasher = hashlib.sha1(digest(renderer_fingerprint(), head, inputs).encode())
-    hasher.update("\0".join(runs[p.run.run_id] for p in series.points).encode())
-    # the values as exact doubles: as precise as their reprs, and much faster to hash
-    hasher.update(array("d", [v for p in series.points
-                              for v in (p.median, p.q1, p.q3, p.n)]).tobytes())
+    return points_key(series.points, runs, head, inputs)
+
+
+def hash_arrays(*parts: Any) -> str:
+    """A hash of numpy arrays (their bytes) and plain values (their reprs)."""
+    hasher = hashlib.sha1(renderer_fingerprint().encode())
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            hasher.update(np.ascontiguousarray(part).tobytes())
+        else:
+            hasher.update(repr(part).encode())
+        hasher.update(b"\0")
     return hasher.hexdigest()[:20]

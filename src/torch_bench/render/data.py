@@ -1,14 +1,19 @@
 """The site's JSON data files, fetched by the pages on demand. Each payload is a plain dict
 (column arrays where there is one entry per point, to keep files small).
 
-Contract with static/dashboard.js -- a series file:
+Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
+     "chunks": [{"file", "count"}],                    # the older points, oldest first
      "commit_url_prefix": prefix or null,              # commit URL = prefix + sha ...
      "points": {"run", "date", "sha", "branch", "message", "url" (... else this list),
                 "env", "median", "q1", "q3", "n"},    # one array entry per point, oldest first
      "env_changes": [{"index", "label"}], "change_points": [{"index", "ratio", "regression"}],
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
+and each chunk file: {"commit_url_prefix", "points"} as above, CHUNK_POINTS points. The whole
+history is the chunks' points followed by the head's; indexes (env_changes, change_points)
+count in it. A new run rewrites only the head: a history of any length costs an update the
+same, and complete chunks keep their bytes (and their cache entries in browsers).
 """
 
 from __future__ import annotations
@@ -16,23 +21,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from torch_bench.render import paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, EnvChange
-from torch_bench.render.model import Point, Series, SiteModel
+from torch_bench.render.model import Points, RunInfo, Series, SiteModel
 from torch_bench.render.noise_band import NoiseBand
 
 TRAINING_RUNS = 10  # the training page offers this many recent runs
+CHUNK_POINTS = 500  # points per history chunk file of a series
 
 
 def series_payload(series: Series, env_marks: Sequence[EnvChange],
                    change_marks: Sequence[ChangeMark],
-                   overlays: Mapping[str, list[dict[str, str]]]) -> dict[str, Any]:
+                   overlays: Mapping[str, list[dict[str, str]]],
+                   chunk_files: Sequence[str] = ()) -> dict[str, Any]:
+    """The head file of a series: what describes it, and its points after the complete
+    chunks (`chunk_files`, one file per CHUNK_POINTS points, oldest first)."""
     pts = series.points
-    environments: dict[tuple[str, str, str], int] = {}
-    env_index = [environments.setdefault((p.run.environment, p.run.gpu, p.run.torch),
-                                         len(environments)) for p in pts]
-    prefix, urls = commit_urls(pts)
+    codes, labels = environment_index(pts)
+    first = len(chunk_files) * CHUNK_POINTS
     return {
         "id": series.benchmark_id,
         "suite": series.suite,
@@ -42,25 +51,59 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "direction": series.direction,
         "params": dict(series.params),
         "environments": [{"label": label, "gpu": gpu, "torch": torch}
-                         for label, gpu, torch in environments],
-        "commit_url_prefix": prefix,
-        "points": {
-            "run": [p.run.run_id for p in pts],
-            "date": [p.run.created_at for p in pts],
-            "sha": [p.run.sha for p in pts],
-            "branch": [p.run.branch for p in pts],
-            "message": [p.run.message for p in pts],
-            **({"url": urls} if urls is not None else {}),
-            "env": env_index,
-            "median": [rounded(p.median) for p in pts],
-            "q1": [rounded(p.q1) for p in pts],
-            "q3": [rounded(p.q3) for p in pts],
-            "n": [p.n for p in pts],
-        },
+                         for label, gpu, torch in labels],
+        "chunks": [{"file": file, "count": CHUNK_POINTS} for file in chunk_files],
+        **points_payload(pts[first:], codes[first:]),
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
         "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
                            "regression": m.regression} for m in change_marks],
         "overlays": dict(overlays),
+    }
+
+
+def complete_chunks(series: Series) -> int:
+    """How many complete chunks of CHUNK_POINTS points the series' history has."""
+    return len(series.points) // CHUNK_POINTS
+
+
+def chunk_payload(series: Series, chunk: int) -> dict[str, Any]:
+    """Points [chunk x CHUNK_POINTS, (chunk + 1) x CHUNK_POINTS) of a series; the file never
+    changes once complete unless an older run is added or removed."""
+    codes, _ = environment_index(series.points)
+    span = slice(chunk * CHUNK_POINTS, (chunk + 1) * CHUNK_POINTS)
+    return points_payload(series.points[span], codes[span])
+
+
+def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Per point, its environment's position in the list of the series' environments (in
+    order of first appearance), and that list."""
+    run_codes, environments = points.table.environment
+    codes = run_codes[points.run]
+    distinct, first_seen = np.unique(codes, return_index=True)
+    ordered = distinct[np.argsort(first_seen)]
+    renumber = np.zeros(len(environments) or 1, np.int32)
+    renumber[ordered] = np.arange(len(ordered), dtype=np.int32)
+    return renumber[codes], [environments[c] for c in ordered.tolist()]
+
+
+def points_payload(pts: Points, env: np.ndarray) -> dict[str, Any]:
+    runs = [pts.table.infos[i] for i in pts.run.tolist()]
+    prefix, urls = commit_urls(runs)
+    return {
+        "commit_url_prefix": prefix,
+        "points": {
+            "run": [r.run_id for r in runs],
+            "date": [r.created_at for r in runs],
+            "sha": [r.sha for r in runs],
+            "branch": [r.branch for r in runs],
+            "message": [r.message for r in runs],
+            **({"url": urls} if urls is not None else {}),
+            "env": env.tolist(),
+            "median": rounded_list(pts.median),
+            "q1": rounded_list(pts.q1),
+            "q3": rounded_list(pts.q3),
+            "n": pts.n.tolist(),
+        },
     }
 
 
@@ -69,13 +112,17 @@ def rounded(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def commit_urls(points: Sequence[Point]) -> tuple[str | None, list[str | None] | None]:
+def rounded_list(values: np.ndarray) -> list[float]:
+    return [float(f"{v:.6g}") for v in values.tolist()]
+
+
+def commit_urls(runs: Sequence[RunInfo]) -> tuple[str | None, list[str | None] | None]:
     """A shared prefix when every commit URL is prefix + sha (one repository), else the list."""
-    urls = [p.run.url for p in points]
-    if not urls or urls[0] is None or not points[0].run.sha:
+    urls = [r.url for r in runs]
+    if not urls or urls[0] is None or not runs[0].sha:
         return (None, urls) if any(urls) else (None, None)
-    prefix = urls[0][: -len(points[0].run.sha)] if urls[0].endswith(points[0].run.sha) else None
-    if prefix and all(u == prefix + p.run.sha for u, p in zip(urls, points, strict=True)):
+    prefix = urls[0][: -len(runs[0].sha)] if urls[0].endswith(runs[0].sha) else None
+    if prefix and all(u == prefix + r.sha for u, r in zip(urls, runs, strict=True)):
         return prefix, None
     return None, urls
 
@@ -139,19 +186,15 @@ def benchmarks_payload(model: SiteModel,
     return out
 
 
-def run_values_payload(model: SiteModel, run_id: str,
+def run_values_payload(model: SiteModel, run: RunInfo,
                        positions: Mapping[str, int]) -> dict[str, Any]:
     """One run's values: [series position, median or null, status] per result."""
     values = []
-    results = model.results_by_run.get(run_id, ())
-    ids = model.ids_by_run.get(run_id) or tuple(r.benchmark_id for r in results)
-    for bid, result in zip(ids, results, strict=True):
-        position = positions.get(bid)
-        if position is None:
-            continue
-        median = result.summary.median if result.ok else None
-        values.append([position, median, result.status])
-    return {"run": run_id, "values": values}
+    for value in model.run_values(run):
+        position = positions.get(value.series.benchmark_id)
+        if position is not None:
+            values.append([position, value.median, value.status])
+    return {"run": run.run_id, "values": values}
 
 
 # Params that tell the native run from the compiled one: the curves differing only in these
@@ -164,13 +207,12 @@ def training_payload(model: SiteModel) -> dict[str, Any]:
     runs = []
     for info in reversed(model.runs):
         curves = [
-            {"name": r.name, "backend": str(r.params.get("backend", "eager")),
-             "runtime": str(r.params.get("runtime", "")),
-             "params": ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())
+            {"name": name, "backend": str(params.get("backend", "eager")),
+             "runtime": str(params.get("runtime", "")),
+             "params": ", ".join(f"{k}={v}" for k, v in sorted(params.items())
                                  if k not in TRAINING_RUN_PARAMS),
-             "loss": [float(x) for x in r.extra.get("loss_curve") or ()]}
-            for r in model.results_by_run.get(info.run_id, ())
-            if r.suite == "training" and r.metric == "loss"
+             "loss": list(loss)}
+            for name, params, loss in model.facts(info).get("training", ())
         ]
         if curves:
             runs.append({"run": info.run_id, "date": info.date, "sha": info.short_sha,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_bench.render.model import ChangePointFinder, Point, Series
+import numpy as np
+
+from torch_bench.render.model import ChangePointFinder, Points, Series
 
 # Environment fields whose change is marked on a trend (attribute of RunInfo, label).
 ENV_MARKER_FIELDS = (("torch", "torch"), ("cuda", "CUDA"), ("driver", "driver"))
@@ -25,9 +27,10 @@ class ChangeMark:
     regression: bool  # worse in the metric's direction
 
 
-def env_changes(points: tuple[Point, ...]) -> list[EnvChange]:
+def env_changes(points: Points) -> list[EnvChange]:
+    codes = points.table.versions[points.run]
     changes = []
-    for i in range(1, len(points)):
+    for i in (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist():
         old, new = points[i - 1].run, points[i].run
         parts = [f"{label} {getattr(old, attr) or '?'} → {getattr(new, attr) or '?'}"
                  for attr, label in ENV_MARKER_FIELDS if getattr(old, attr) != getattr(new, attr)]
@@ -36,17 +39,25 @@ def env_changes(points: tuple[Point, ...]) -> list[EnvChange]:
     return changes
 
 
+def baseline_positions(series: Series, baseline_branch: str | None,
+                       end: int | None = None) -> np.ndarray:
+    """Positions of the baseline branch's points before `end` (all of them when it has
+    none there)."""
+    positions = series.points.on_branch(baseline_branch, end)
+    if not positions.size:
+        positions = np.arange(len(series.points.run[:end]))
+    return positions
+
+
 def change_marks(series: Series, baseline_branch: str | None, finder: ChangePointFinder,
                  window: int | None = None) -> list[ChangeMark]:
     """Change points of the baseline branch's points (all points when it has none), as
     indexes into the whole series. With `window`, only the newest `window` of those points
     are searched (the finder's cost grows faster than linearly with the length)."""
-    positions = [i for i, p in enumerate(series.points) if p.run.branch == baseline_branch]
-    if not positions:
-        positions = list(range(len(series.points)))
+    positions = baseline_positions(series, baseline_branch)
     if window:
         positions = positions[-window:]
-    values = [series.points[i].median for i in positions]
+    values = series.points.median[positions]
     if len(values) < 2:
         return []
     marks = []
@@ -55,6 +66,6 @@ def change_marks(series: Series, baseline_branch: str | None, finder: ChangePoin
             continue
         ratio = float(found.ratio)
         worse = ratio > 1 if series.direction == "lower" else ratio < 1
-        marks.append(ChangeMark(positions[found.index], float(found.before), float(found.after),
-                                ratio, worse))
+        marks.append(ChangeMark(int(positions[found.index]), float(found.before),
+                                float(found.after), ratio, worse))
     return marks

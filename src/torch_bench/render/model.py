@@ -6,14 +6,19 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
+import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from torch_bench.results.schema import Result, Run
+import numpy as np
+
+from torch_bench.render.columns import NO_ERROR, Columns, block_of_runs, join_blocks, run_facts
+from torch_bench.results.schema import Run
 from torch_bench.store.reader import History
 
 DEFAULT_BASELINE_BRANCHES = ("main", "master")
@@ -68,7 +73,92 @@ class Point:
     n: int
 
 
-@dataclass(frozen=True)
+class RunTable:
+    """The runs of a history (oldest first) with the facts the pages filter points by as
+    arrays: a code per run for its branch and for its environment."""
+
+    def __init__(self, infos: Iterable[RunInfo]) -> None:
+        self.infos = tuple(infos)
+        branches: dict[str, int] = {}
+        self.branch = np.asarray([branches.setdefault(r.branch, len(branches))
+                                  for r in self.infos], np.int32)
+        self.branch_names = list(branches)
+        self._codes = {name: code for code, name in enumerate(self.branch_names)}
+
+    def branch_code(self, branch: str | None) -> int:
+        return self._codes.get(branch, -1) if branch is not None else -1
+
+    @functools.cached_property
+    def environment(self) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+        """A code per run for (environment label, gpu, torch), and the distinct ones."""
+        seen: dict[tuple[str, str, str], int] = {}
+        codes = [seen.setdefault((r.environment, r.gpu, r.torch), len(seen)) for r in self.infos]
+        return np.asarray(codes, np.int32), list(seen)
+
+    @functools.cached_property
+    def versions(self) -> np.ndarray:
+        """A code per run for the versions whose change is marked on a trend."""
+        seen: dict[tuple[str, str, str], int] = {}
+        return np.asarray([seen.setdefault((r.torch, r.cuda, r.driver), len(seen))
+                           for r in self.infos], np.int32)
+
+
+class Points(Sequence[Point]):
+    """A series' points as columns (`run`: positions in the RunTable, oldest first); a Point
+    object is made only for the points looked at, and slices are views."""
+
+    __slots__ = ("table", "run", "median", "q1", "q3", "n")
+
+    def __init__(self, table: RunTable, run: np.ndarray, median: np.ndarray, q1: np.ndarray,
+                 q3: np.ndarray, n: np.ndarray) -> None:
+        self.table, self.run, self.median, self.q1, self.q3, self.n = (
+            table, run, median, q1, q3, n)
+
+    @classmethod
+    def of(cls, points: Sequence[Point]) -> Points:
+        """Points from Point objects (each with its own run)."""
+        return cls(RunTable(p.run for p in points), np.arange(len(points), dtype=np.int32),
+                   *(np.asarray([getattr(p, f) for p in points], np.float64)
+                     for f in ("median", "q1", "q3")),
+                   np.asarray([p.n for p in points], np.int32))
+
+    def __len__(self) -> int:
+        return len(self.run)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return Points(self.table, self.run[index], self.median[index], self.q1[index],
+                          self.q3[index], self.n[index])
+        i = operator.index(index)
+        return Point(self.table.infos[int(self.run[i])], float(self.median[i]),
+                     float(self.q1[i]), float(self.q3[i]), int(self.n[i]))
+
+    def __iter__(self) -> Iterator[Point]:
+        for i in range(len(self.run)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Points) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def branch_codes(self) -> np.ndarray:
+        return self.table.branch[self.run]
+
+    def on_branch(self, branch: str | None, end: int | None = None) -> np.ndarray:
+        """Positions of the points (before `end`) measured on `branch`."""
+        codes = self.branch_codes()[:end]
+        return np.flatnonzero(codes == self.table.branch_code(branch))
+
+    def last_on_branch(self, branch: str | None, end: int | None = None) -> Point | None:
+        found = self.on_branch(branch, end)
+        return self[int(found[-1])] if found.size else None
+
+    def branches(self) -> list[str]:
+        return [self.table.branch_names[c] for c in np.unique(self.branch_codes())]
+
+
+@dataclass(frozen=True, eq=False)
 class Series:
     key: str  # file-name-safe, stable across builds
     benchmark_id: str
@@ -78,9 +168,13 @@ class Series:
     unit: str
     direction: str
     params: Mapping[str, Any]
-    points: tuple[Point, ...]  # successful results, oldest first
+    points: Points  # successful results, oldest first (a tuple of Points is converted)
     last_status: str  # status of the newest result, successful or not
     last_error: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.points, Points):
+            object.__setattr__(self, "points", Points.of(tuple(self.points)))
 
     @property
     def title(self) -> str:
@@ -92,16 +186,53 @@ class Series:
 
 
 @dataclass(frozen=True)
+class RunValue:
+    series: Series
+    status: str
+    median: float | None  # None unless the result succeeded with a summary
+
+
+@dataclass(frozen=True, eq=False)
 class SiteModel:
     runs: tuple[RunInfo, ...]
     series: tuple[Series, ...]  # sorted by suite, name, params, metric
     baseline_branch: str | None
-    results_by_run: Mapping[str, tuple[Result, ...]] = field(default_factory=dict)
-    # benchmark id of each entry of results_by_run, computed once (it hashes the params)
-    ids_by_run: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    columns: Columns | None = None  # every result, for the views of one run
+    row_series: np.ndarray | None = None  # per row of `columns`: position in `series`
 
     def suites(self) -> list[str]:
         return sorted({s.suite for s in self.series})
+
+    def facts(self, run: RunInfo) -> Mapping[str, Any]:
+        """What the history says of a run besides its display facts (run_facts)."""
+        if self.columns is None or run.index >= len(self.columns.runs):
+            return {}
+        return self.columns.runs[run.index]
+
+    @functools.cached_property
+    def _run_bounds(self) -> np.ndarray:
+        assert self.columns is not None
+        return np.searchsorted(self.columns.rows["run"], np.arange(len(self.runs) + 1))
+
+    def run_rows(self, run: RunInfo) -> slice:
+        """The rows of `columns` holding the results of `run`, in document order."""
+        if self.columns is None or self.row_series is None:
+            return slice(0, 0)
+        bounds = self._run_bounds
+        return slice(int(bounds[run.index]), int(bounds[run.index + 1]))
+
+    def run_values(self, run: RunInfo) -> list[RunValue]:
+        """Every result of `run`, in document order."""
+        rows = self.run_rows(run)
+        if rows.stop <= rows.start:
+            return []
+        assert self.columns is not None and self.row_series is not None
+        cols = self.columns.rows
+        ok = self.columns.ok[rows]
+        return [RunValue(self.series[int(s)], self.columns.statuses[int(st)],
+                         float(m) if good and math.isfinite(m) else None)
+                for s, st, m, good in zip(self.row_series[rows], cols["status"][rows],
+                                          cols["median"][rows], ok, strict=True)]
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -119,39 +250,6 @@ def run_file_key(run_id: str) -> str:
         run_id)
 
 
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
-def _http_url(value: Any) -> str | None:
-    text = _text(value)
-    return text if text.startswith(("https://", "http://")) else None
-
-
-def run_info(index: int, run: Run) -> RunInfo:
-    git, env = run.git, run.env
-    sha = _text(git.get("sha"))
-    created = run.created_at
-    return RunInfo(
-        index=index,
-        run_id=run.run_id,
-        created_at=created,
-        date=created[:16].replace("T", " "),
-        sha=sha,
-        short_sha=sha[:8],
-        branch=_text(git.get("branch")),
-        message=_text(git.get("message")).strip().split("\n", 1)[0],
-        url=_http_url(git.get("url")),
-        pr_number=git.get("pr_number"),
-        pr_title=_text(git.get("pr_title")),
-        gpu=_text(env.get("gpu_name")) or "CPU",
-        torch=_text(env.get("torch")),
-        cuda=_text(env.get("cuda")),
-        driver=_text(env.get("driver")),
-        fingerprint=_text(env.get("fingerprint")),
-    )
-
-
 def choose_baseline_branch(runs: Iterable[RunInfo],
                            preferred: Sequence[str] = DEFAULT_BASELINE_BRANCHES) -> str | None:
     counts: dict[str, int] = {}
@@ -164,66 +262,72 @@ def choose_baseline_branch(runs: Iterable[RunInfo],
     return max(counts, key=lambda b: (counts[b], b)) if counts else None
 
 
-def quartiles(result: Result) -> tuple[float, float]:
-    """First and third quartile; centred on the median when only the IQR is stored."""
-    summary = result.summary
-    assert summary is not None
-    return summary.median - summary.iqr / 2, summary.median + summary.iqr / 2
+def build_model(history: History | Columns, baseline_branch: str | None = None) -> SiteModel:
+    """The model of a History (its run order kept) or of Columns read from a build cache."""
+    if isinstance(history, History):
+        columns = join_blocks([block_of_runs(history.runs)], sort=False)
+    else:
+        columns = history
+    infos = tuple(run_info_of(i, facts) for i, facts in enumerate(columns.runs))
+    table = RunTable(infos)
+    rows = columns.rows
+    bid_codes: dict[str, int] = {}
+    desc_bid = np.asarray([bid_codes.setdefault(d.benchmark_id, len(bid_codes))
+                           for d in columns.descriptors] or [0], np.int32)
+    row_bid = desc_bid[rows["desc"]] if len(rows["desc"]) else np.zeros(0, np.int32)
+    order = np.argsort(row_bid, kind="stable")  # per benchmark, runs stay in time order
+    ok = columns.ok
+    plotted = ok & np.isfinite(rows["median"] + (rows["q3"] - rows["q1"]))
+    bounds = np.searchsorted(row_bid[order], np.arange(len(bid_codes) + 1))
+    kept = order[plotted[order]]  # every point, grouped by benchmark
+    kept_bounds = np.searchsorted(row_bid[kept], np.arange(len(bid_codes) + 1))
+    point_columns = {f: rows[f][kept] for f in ("run", "median", "q1", "q3", "n")}
+    made = []
+    for code in range(len(bid_codes)):
+        group = order[bounds[code]:bounds[code + 1]]
+        first, last = int(group[0]), int(group[-1])
+        lo, hi = int(kept_bounds[code]), int(kept_bounds[code + 1])
+        points = Points(table, *(point_columns[f][lo:hi] for f in ("run", "median", "q1", "q3",
+                                                                      "n")))
+        made.append((code, _series(columns, first, last, points)))
+    made.sort(key=lambda item: (item[1].suite, item[1].name, item[1].params_text,
+                                item[1].metric))
+    position = np.zeros(len(bid_codes), np.int32)
+    for i, (code, _) in enumerate(made):
+        position[code] = i
+    return SiteModel(runs=infos, series=tuple(series for _, series in made),
+                     baseline_branch=baseline_branch or choose_baseline_branch(infos),
+                     columns=columns, row_series=position[row_bid])
 
 
-def build_model(history: History, baseline_branch: str | None = None) -> SiteModel:
-    runs = tuple(run_info(i, run) for i, run in enumerate(history.runs))
-    grouped: dict[str, list[tuple[RunInfo, Result]]] = {}
-    ids_by_run: dict[str, tuple[str, ...]] = {}
-    known: dict[tuple, str] = {}
-    for info, run in zip(runs, history.runs, strict=True):
-        ids = tuple(_benchmark_id(result, known) for result in run.results)
-        ids_by_run[run.run_id] = ids
-        for bid, result in zip(ids, run.results, strict=True):
-            grouped.setdefault(bid, []).append((info, result))
-    series = [_series(bid, entries) for bid, entries in grouped.items()]
-    series.sort(key=lambda s: (s.suite, s.name, s.params_text, s.metric))
-    return SiteModel(
-        runs=runs,
-        series=tuple(series),
-        baseline_branch=baseline_branch or choose_baseline_branch(runs),
-        results_by_run={run.run_id: run.results for run in history.runs},
-        ids_by_run=ids_by_run,
-    )
+def run_info_of(index: int, facts: Mapping[str, Any]) -> RunInfo:
+    created = facts["created_at"]
+    return RunInfo(index=index, run_id=facts["run_id"], created_at=created,
+                   date=created[:16].replace("T", " "), sha=facts["sha"],
+                   short_sha=facts["sha"][:8], branch=facts["branch"], message=facts["message"],
+                   url=facts["url"], pr_number=facts["pr_number"], pr_title=facts["pr_title"],
+                   gpu=facts["gpu"], torch=facts["torch"], cuda=facts["cuda"],
+                   driver=facts["driver"], fingerprint=facts["fingerprint"])
 
 
-def _benchmark_id(result: Result, known: dict[tuple, str]) -> str:
-    """result.benchmark_id, formatted once per distinct benchmark rather than once per result
-    (the types are part of the key: 1, 1.0 and True are equal but format differently)."""
-    try:
-        key = (result.suite, result.name, result.metric,
-               tuple((k, type(v), v) for k, v in result.params.items()))
-        found = known.get(key)
-    except TypeError:  # an unhashable param value
-        return result.benchmark_id
-    if found is None:
-        found = known[key] = result.benchmark_id
-    return found
+def run_info(index: int, run: Run) -> RunInfo:
+    return run_info_of(index, run_facts(run))
 
 
-def _series(bid: str, entries: list[tuple[RunInfo, Result]]) -> Series:
-    first = entries[0][1]
-    last = entries[-1][1]
-    points = []
-    for info, result in entries:
-        if result.ok and math.isfinite(result.summary.median + result.summary.iqr):
-            q1, q3 = quartiles(result)
-            points.append(Point(info, result.summary.median, q1, q3, result.summary.n))
+def _series(columns: Columns, first: int, last: int, points: Points) -> Series:
+    descriptor = columns.descriptors[int(columns.rows["desc"][first])]
+    error = int(columns.rows["error"][last])
+    bid = descriptor.benchmark_id
     return Series(
-        key=safe_key(bid, f"{first.suite}-{first.name}-{first.metric}"),
+        key=safe_key(bid, f"{descriptor.suite}-{descriptor.name}-{descriptor.metric}"),
         benchmark_id=bid,
-        suite=first.suite,
-        name=first.name,
-        metric=first.metric,
-        unit=first.unit,
-        direction=first.direction,
-        params=dict(first.params),
-        points=tuple(points),
-        last_status=last.status,
-        last_error=last.error,
+        suite=descriptor.suite,
+        name=descriptor.name,
+        metric=descriptor.metric,
+        unit=descriptor.unit,
+        direction=descriptor.direction,
+        params=dict(descriptor.params),
+        points=points,
+        last_status=columns.statuses[int(columns.rows["status"][last])],
+        last_error=None if error == NO_ERROR else columns.errors[error],
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate
 from torch_bench.analyze.rule import DEFAULT_POLICY, RulePolicy, t_threshold
-from torch_bench.render.markers import ChangeMark
+from torch_bench.render.markers import ChangeMark, baseline_positions
 from torch_bench.render.model import Series
 
 MIN_NOISE_RUNS = 3  # the fewest runs a spread is estimated from (noise.robust_log_spread)
@@ -75,15 +75,12 @@ def noise_medians(series: Series, baseline_branch: str | None,
                   marks: Sequence[ChangeMark] = ()) -> list[float]:
     """Baseline-branch medians before the newest point (all branches when it has none), since
     the newest change point when at least 3 of them follow it, newest `HISTORY_WINDOW`."""
-    earlier = range(len(series.points) - 1)
-    positions = [i for i in earlier if series.points[i].run.branch == baseline_branch]
-    if not positions:
-        positions = list(earlier)
+    positions = baseline_positions(series, baseline_branch, len(series.points) - 1)
     if marks:
-        since = [i for i in positions if i >= max(m.index for m in marks)]
+        since = positions[positions >= max(m.index for m in marks)]
         if len(since) >= MIN_NOISE_RUNS:
             positions = since
-    return [series.points[i].median for i in positions[-HISTORY_WINDOW:]]
+    return series.points.median[positions[-HISTORY_WINDOW:]].tolist()
 
 
 def step_free_ratios(series: Series, baseline_branch: str | None,
@@ -91,13 +88,12 @@ def step_free_ratios(series: Series, baseline_branch: str | None,
     """The newest `HISTORY_WINDOW` baseline-branch medians before the newest point, each
     divided by the median of its own segment between change points, so that the steps
     themselves are not taken for noise."""
-    earlier = range(len(series.points) - 1)
-    positions = [i for i in earlier if series.points[i].run.branch == baseline_branch]
-    positions = (positions or list(earlier))[-HISTORY_WINDOW:]
+    positions = baseline_positions(series, baseline_branch, len(series.points) - 1)
     starts = sorted(m.index for m in marks)
     segments: dict[int, list[float]] = {}
-    for i in positions:
-        segments.setdefault(bisect.bisect_right(starts, i), []).append(series.points[i].median)
+    for i in positions[-HISTORY_WINDOW:].tolist():
+        segments.setdefault(bisect.bisect_right(starts, i), []).append(
+            float(series.points.median[i]))
     ratios = []
     for values in segments.values():
         middle = statistics.median(values)

@@ -12,7 +12,7 @@ from torch_bench.render.facets import FACETS, Facet, param_facet_value
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
 from torch_bench.render.measured import measured_or_none, shown_value
-from torch_bench.render.model import Point, RunInfo, Series, SiteModel
+from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.results.schema import SUCCESS_STATUSES
@@ -73,9 +73,9 @@ def latest_per_environment(model: SiteModel) -> list[dict]:
 
 
 def _run_row(model: SiteModel, run: RunInfo) -> dict:
-    results = model.results_by_run.get(run.run_id, ())
-    return {"run": run, "results": len(results),
-            "failures": sum(1 for r in results if not r.ok)}
+    facts = model.facts(run)
+    return {"run": run, "results": facts.get("results", 0),
+            "failures": facts.get("failures", 0)}
 
 
 def recent_changes(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]]) -> list[ChangeRow]:
@@ -136,10 +136,7 @@ class SuiteRow:
 
 def baseline_point(series: Series, branch: str | None) -> Point | None:
     """The newest point of the baseline branch before the series' latest point."""
-    for point in reversed(series.points[:-1]):
-        if point.run.branch == branch:
-            return point
-    return None
+    return series.points.last_on_branch(branch, len(series.points) - 1)
 
 
 def suite_row(series: Series, baseline_branch: str | None,
@@ -223,10 +220,11 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     return {
         "series": series,
         "data_file": paths.series_data(series),
+        "trend_file": paths.trend_data(series),
         "suite_page": paths.suite_page(series.suite),
         "rows": [{"point": p, "median": shown_value(p.median, series.unit),
                   "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
-        "branches": sorted({p.run.branch for p in series.points if p.run.branch}),
+        "branches": sorted(b for b in series.points.branches() if b),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
         "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
                      "css": "worse" if m.regression else "better"} for m in marks],
@@ -249,15 +247,14 @@ def default_pair(model: SiteModel) -> tuple[RunInfo, RunInfo] | None:
 def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
                  bands: Mapping[str, NoiseBand] | None = None) -> list[dict]:
     bands = bands or {}
-    by_id = {s.benchmark_id: s for s in model.series}
-    values_a = {r.benchmark_id: r for r in model.results_by_run.get(a.run_id, ())}
-    values_b = {r.benchmark_id: r for r in model.results_by_run.get(b.run_id, ())}
+    values_a = {v.series.benchmark_id: v for v in model.run_values(a)}
+    values_b = {v.series.benchmark_id: v for v in model.run_values(b)}
     rows = []
     for bid in sorted(set(values_a) | set(values_b)):
-        series = by_id[bid]
         ra, rb = values_a.get(bid), values_b.get(bid)
-        va = measured_or_none(ra.summary.median, series.unit) if ra is not None and ra.ok else None
-        vb = measured_or_none(rb.summary.median, series.unit) if rb is not None and rb.ok else None
+        series = (ra or rb).series
+        va = measured_or_none(ra.median, series.unit) if ra is not None else None
+        vb = measured_or_none(rb.median, series.unit) if rb is not None else None
         change = relative_change(vb, va)
         band = bands.get(series.key) or noise_band(series, model.baseline_branch)
         rows.append({"series": series, "page": paths.benchmark_page(series),
@@ -269,11 +266,11 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
     return rows
 
 
-def shown(result, unit: str) -> str:
+def shown(value: RunValue | None, unit: str) -> str:
     """A compare cell: the value, "—" when there is no result, else its failed status."""
-    if result is None:
+    if value is None:
         return format_value(None, unit)
-    return shown_value(result.summary.median, unit) if result.ok else result.status
+    return shown_value(value.median, unit) if value.median is not None else value.status
 
 
 def compare_context(model: SiteModel, bands: Mapping[str, NoiseBand] | None = None) -> dict:

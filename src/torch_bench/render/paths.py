@@ -37,6 +37,10 @@ def series_data(series: Series) -> str:
     return f"{JSON_DIR}/series/{series.key}.json"
 
 
+def series_chunk(series: Series, chunk: int) -> str:
+    return f"{JSON_DIR}/series/{series.key}/{chunk}.json"
+
+
 def trend_data(series: Series) -> str:
     return f"{JSON_DIR}/trend/{series.key}.json"
 

@@ -3,12 +3,20 @@ template and context, each data file with its payload."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from torch_bench.render import data, pages, paths, trends
-from torch_bench.render.content_key import run_digests, series_key
+from torch_bench.render.content_key import (
+    hash_arrays,
+    points_key,
+    run_digests,
+    series_key,
+    text_digests,
+)
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, change_marks, env_changes
 from torch_bench.render.model import ChangePointFinder, Series, SiteModel, no_change_points
@@ -44,8 +52,9 @@ class KeyedGroup:
 class SitePlan:
     pages: tuple[Page, ...]
     data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
-    run_files: tuple[str, ...]  # run ids; their payloads are made one by one while writing
-    groups: tuple[KeyedGroup, ...] = ()  # one per benchmark: its page and data files
+    # one per benchmark (its page, head and trend files), per complete history chunk of a
+    # benchmark and per run (its values file)
+    groups: tuple[KeyedGroup, ...] = ()
 
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
@@ -74,22 +83,25 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     groups = []
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
+        chunks = [paths.series_chunk(series, k) for k in range(data.complete_chunks(series))]
         key = series_key(series, digests, marks[series.key], bands[series.key], nav,
                          model.baseline_branch,
-                         {f: [s.key for s in members] for f, members in siblings_of.items()})
+                         {f: [s.key for s in members] for f, members in siblings_of.items()},
+                         chunks)
         groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
                                        paths.trend_data(series)),
-                                 lambda series=series: benchmark_outputs(
+                                 lambda series=series, chunks=chunks: benchmark_outputs(
                                      model, series, marks[series.key], bands[series.key],
-                                     siblings.get(series.key, {}), nav)))
+                                     siblings.get(series.key, {}), nav, chunks)))
+        groups.extend(chunk_groups(series, digests))
+    groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
     page(paths.TRAINING_PAGE, "training.html", pages.training_context(training))
     data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
     data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model, bands)))
     page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model, bands))
-    return SitePlan(tuple(site_pages), tuple(data_files), tuple(r.run_id for r in model.runs),
-                    tuple(groups))
+    return SitePlan(tuple(site_pages), tuple(data_files), tuple(groups))
 
 
 def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, Any]) -> Page:
@@ -99,8 +111,8 @@ def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, An
 
 def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
                       band: NoiseBand, siblings: Mapping[str, list[Series]],
-                      nav: dict[str, Any]) -> Outputs:
-    """One benchmark's page, history file and trend-card file."""
+                      nav: dict[str, Any], chunks: Sequence[str] = ()) -> Outputs:
+    """One benchmark's page, history head file and trend-card file."""
     path = paths.benchmark_page(series)
     facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
     overlays = data.overlay_entries(siblings, facet_param, path)
@@ -108,12 +120,44 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         model, series, marks, [*overlays, *ENV_OVERLAYS]), nav)
     return Outputs((page,), (
         (paths.series_data(series),
-         data.series_payload(series, env_changes(series.points), marks, overlays)),
+         data.series_payload(series, env_changes(series.points), marks, overlays,
+                             [paths.root_of(path) + chunk for chunk in chunks])),
         (paths.trend_data(series),
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
-def run_payloads(model: SiteModel, plan: SitePlan) -> Iterator[tuple[str, Any]]:
+def chunk_groups(series: Series, digests: np.ndarray) -> list[KeyedGroup]:
+    """One group per complete history chunk of a series: kept as it is while its points,
+    their runs and their environments' numbering stay the same."""
+    if not data.complete_chunks(series):
+        return []
+    env, _ = data.environment_index(series.points)
+    groups = []
+    for k in range(data.complete_chunks(series)):
+        span = slice(k * data.CHUNK_POINTS, (k + 1) * data.CHUNK_POINTS)
+        path = paths.series_chunk(series, k)
+        key = points_key(series.points[span], digests, path, env[span].tobytes())
+        groups.append(KeyedGroup(key, (path,), lambda series=series, k=k, path=path: Outputs(
+            (), ((path, data.chunk_payload(series, k)),))))
+    return groups
+
+
+def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
+    """One group per run: its values file, kept while the run's results and the index of
+    series they point into (benchmarks.json) stay the same."""
     positions = {s.benchmark_id: i for i, s in enumerate(model.series)}
-    for run_id in plan.run_files:
-        yield paths.run_data(run_id), data.run_values_payload(model, run_id, positions)
+    index_key = hash_arrays([s.benchmark_id for s in model.series])
+    groups = []
+    columns, row_series = model.columns, model.row_series
+    if columns is None or row_series is None:
+        return groups
+    statuses = text_digests(columns.statuses)
+    for run in model.runs:
+        rows = model.run_rows(run)
+        path = paths.run_data(run.run_id)
+        key = hash_arrays(index_key, path, digests[run.index], row_series[rows],
+                          columns.rows["median"][rows], columns.ok[rows],
+                          statuses[columns.rows["status"][rows]])
+        groups.append(KeyedGroup(key, (path,), lambda run=run, path=path: Outputs(
+            (), ((path, data.run_values_payload(model, run, positions)),))))
+    return groups

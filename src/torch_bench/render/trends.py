@@ -47,7 +47,7 @@ class TrendCard:
 def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                baseline_branch: str | None) -> TrendCard:
     flag, css = attention(series, marks, band, baseline_branch)
-    latest = series.points[-1].median if series.points else None
+    latest = float(series.points.median[-1]) if len(series.points) else None
     return TrendCard(series=series, page=paths.benchmark_page(series),
                      data_file=paths.trend_data(series),
                      latest=f"{format_value(latest, series.unit)} {series.unit}"
@@ -67,7 +67,7 @@ def attention(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
     if series.last_status not in SUCCESS_STATUSES:
         return series.last_status, "worse"
     pts = series.points
-    base = next((p for p in reversed(pts[:-1]) if p.run.branch == baseline_branch), None)
+    base = pts.last_on_branch(baseline_branch, len(pts) - 1)
     change = relative_change(pts[-1].median if pts else None, base.median if base else None)
     css = change_css(change, series.direction, band)
     return (f"{format_change(change)} vs baseline", css) if css != "same" else ("", "same")
@@ -86,7 +86,7 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
 def trend_payload(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                   baseline_branch: str | None) -> dict[str, Any]:
     first = max(len(series.points) - TREND_POINTS, 0)
-    medians = [float(f"{p.median:.4g}") for p in series.points[first:]]
+    medians = [float(f"{m:.4g}") for m in series.points.median[first:].tolist()]
     level = _level(series, baseline_branch, marks)
     width = band.log_half_width
     return {

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -98,9 +98,12 @@ def _json(payload: Any) -> bytes:
 
 def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str | os.PathLike,
                progress: Callable[[str], None] = lambda message: None,
-               keep: Iterable[str] = ()) -> Path:
+               keep: Iterable[str] = (), moved: Mapping[str, Path] | None = None,
+               carried: Iterable[str] = ()) -> Path:
     """Write the site to `out`, replacing a site there. `keep`: top-level names inside `out`
-    that are not the site's (say the data folder) and are carried over untouched."""
+    that are not the site's (say the data folder) and are carried over untouched. `moved`:
+    files made elsewhere (site path -> file, moved in); `carried`: the previous site's files
+    that stay as they are (the build cache when it did not change)."""
     target = Path(out)
     keep = tuple(keep)
     clash = sorted(set(keep) & paths.SITE_NAMES)
@@ -115,7 +118,14 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     previous = target if (target / SITE_MARKER).is_file() else None
     try:
-        _fill(SiteFiles(staging, previous), plan, extra_data, progress)
+        files = SiteFiles(staging, previous)
+        _fill(files, plan, extra_data, progress)
+        for relative, source in (moved or {}).items():
+            (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, staging / relative)
+        if previous is not None:
+            for relative in carried:
+                files.keep(relative)
         _swap(staging, target, keep)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -150,7 +160,8 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
         for relative, payload in outputs.data_files:
             files.put(relative, _json(payload))
     files.put(paths.RENDER_KEYS, _json({g.paths[0]: g.key for g in plan.groups}))
-    progress(f"{len(plan.groups)} benchmarks, {reused} unchanged since the previous build")
+    progress(f"{len(plan.groups)} file groups (benchmarks, history chunks, runs), {reused} "
+             f"unchanged since the previous build")
     assets = resources.files("torch_bench.render") / "static"
     for name in STATIC_FILES:
         files.put(f"{paths.STATIC_DIR}/{name}", (assets / name).read_bytes())

@@ -23,13 +23,21 @@ class RunFilter:
     until: str | None = None
 
     def accepts(self, run: Run) -> bool:
+        return self.accepts_values(repository=run.git.get("repository"),
+                                   branch=run.git.get("branch"), fingerprint=run.fingerprint,
+                                   created_at=run.created_at)
+
+    def accepts_values(self, *, repository, branch, fingerprint, created_at: str) -> bool:
         return (
-            (self.repository is None or run.git.get("repository") == self.repository)
-            and (self.branch is None or run.git.get("branch") == self.branch)
-            and (self.fingerprint is None or run.fingerprint == self.fingerprint)
-            and (self.since is None or run.created_at >= self.since)
-            and (self.until is None or run.created_at <= self.until)
+            (self.repository is None or repository == self.repository)
+            and (self.branch is None or branch == self.branch)
+            and (self.fingerprint is None or fingerprint == self.fingerprint)
+            and (self.since is None or created_at >= self.since)
+            and (self.until is None or created_at <= self.until)
         )
+
+
+EVERY_RUN = RunFilter()
 
 
 @dataclass(frozen=True)

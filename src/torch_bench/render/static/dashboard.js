@@ -253,17 +253,34 @@
     return { traces: traces, indexes: idx, x: x };
   }
 
-  // Expands a series file (render/data.py) into one array entry per point and column.
+  // Joins a series' history (render/data.py): the head file's points follow those of its
+  // chunk files, fetched together; each part's commit URLs are expanded with its own prefix.
+  async function fetchSeries(url) {
+    const head = await fetchJSON(url);
+    const chunks = await Promise.all((head.chunks || []).map((c) => fetchJSON(c.file)));
+    const parts = chunks.concat([head]);
+    const points = {};
+    Object.keys(head.points).concat(["url"]).forEach((key) => { points[key] = []; });
+    parts.forEach((part) => {
+      const p = part.points;
+      const prefix = part.commit_url_prefix;
+      const urls = p.url || p.sha.map((sha) => (prefix && sha ? prefix + sha : null));
+      Object.keys(points).forEach((key) => {
+        const column = key === "url" ? urls : p[key];
+        for (let i = 0; i < column.length; i += 1) points[key].push(column[i]);
+      });
+    });
+    head.points = points;
+    return decorate(head);
+  }
+
+  // Expands a joined series into one array entry per point and column.
   function decorate(series) {
     const p = series.points;
     const envs = series.environments;
     p.gpu = p.env.map((k) => envs[k].gpu);
     p.torch = p.env.map((k) => envs[k].torch);
     p.env = p.env.map((k) => envs[k].label);
-    if (!p.url) {
-      const prefix = series.commit_url_prefix;
-      p.url = p.sha.map((sha) => (prefix && sha ? prefix + sha : null));
-    }
     series.median_label = (v) => formatNumber(v) + " " + series.unit;
     return series;
   }
@@ -278,7 +295,7 @@
     let series = null;
 
     async function load(url) {
-      if (!cache.has(url)) cache.set(url, fetchJSON(url).then(decorate));
+      if (!cache.has(url)) cache.set(url, fetchSeries(url));
       return cache.get(url);
     }
 
@@ -355,8 +372,7 @@
       return Object.assign({}, source, { points: points });
     }
 
-    function downloadCSV(event) {
-      event.preventDefault();
+    function downloadCSV() {
       if (!series) return;
       const p = series.points;
       const columns = ["date", "run", "sha", "branch", "median", "q1", "q3", "n", "env", "message"];
@@ -377,13 +393,15 @@
       link.remove();
     }
 
-    // The trend is drawn at once as a plain SVG; Plotly (the heaviest script of the site) is
-    // loaded and run only when the reader points at the chart or changes a control, so a
-    // first visit never waits for it.
+    // The newest part of the trend is drawn at once as a plain SVG from the small trend file;
+    // the whole history and Plotly (the heaviest script of the site) are loaded only when the
+    // reader points at the chart or changes a control, so a first visit never waits for them.
     let interactive = null;
     function makeInteractive() {
       if (!interactive) {
-        interactive = loadScript(element.dataset.plotly).then(() => {
+        interactive = Promise.all([loadScript(element.dataset.plotly),
+                                   load(element.dataset.series)]).then(([, loaded]) => {
+          series = loaded;
           element.replaceChildren();
           element.classList.remove("trend-chart", "large");  // the static chart's styles
           return draw();
@@ -398,16 +416,18 @@
       return interactive;
     }
 
-    load(element.dataset.series).then((loaded) => {
-      series = loaded;
-      drawTrend(element, { median: series.points.median, change_points: series.change_points,
-                           band: null });
+    document.getElementById("download-csv").addEventListener("click", (event) => {
+      event.preventDefault();
+      load(element.dataset.series).then((loaded) => { series = loaded; downloadCSV(event); })
+        .catch((error) => showProblem(element, "Could not load the data: " + error.message));
+    });
+    fetchJSON(element.dataset.trend).then((trend) => {
+      drawTrend(element, trend);
       markRendered(element);
       element.addEventListener("pointerenter", makeInteractive);
       element.addEventListener("focus", makeInteractive);
       Object.values(controls).forEach((c) => c.addEventListener("change",
         () => (element.hasAttribute("data-interactive") ? draw() : makeInteractive())));
-      document.getElementById("download-csv").addEventListener("click", downloadCSV);
     }).catch((error) => showProblem(element, "Could not load the data: " + error.message));
   }
 

@@ -1,0 +1,213 @@
+"""Reading a data folder into Columns, remembering what each file held, so the next build
+into the same site reads only the files that are new or changed.
+
+The cache is two files in the site's build-cache folder: `history.json` lists, per data file
+(run files, then archives, in the reader's order) its key, the problems found in it, the
+facts of its runs and which descriptor table its rows use (tables are shared: most runs
+measure the same benchmarks); `history.npz` holds the row arrays of every file, one after the
+other. A file's key is its size and modification time in nanoseconds: a file rewritten in
+place (`data rename`) or replaced (`data compact`) gets a new one. The cache also carries the
+renderer's fingerprint, so a new version of the tool never reads an older one's cache.
+
+Reading with the cache gives exactly the Columns that reading every file would (tested).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from torch_bench.errors import UserError
+from torch_bench.render.columns import (
+    ROW_FIELDS,
+    Columns,
+    Descriptor,
+    RowBlock,
+    block_of_runs,
+    join_blocks,
+)
+from torch_bench.render.content_key import renderer_fingerprint
+from torch_bench.results.document import load_run
+from torch_bench.store.archive import decode_archive
+from torch_bench.store.layout import archive_files, run_files
+from torch_bench.store.reader import EVERY_RUN, RunFilter
+
+CACHE_FORMAT = 1
+INDEX_NAME = "history.json"
+ROWS_NAME = "history.npz"
+
+
+@dataclass
+class FileEntry:
+    """What one data file held."""
+    path: str  # relative to the data folder
+    key: str
+    problems: list[str]
+    block: RowBlock
+    table: str = ""  # digest of block.descriptors
+
+
+@dataclass
+class CachedHistory:
+    columns: Columns
+    problems: list[str]
+    files_read: int  # data files parsed because the cache did not have them
+    files_cached: int
+    # The cache to keep with the site: names inside the cache folder -> files written into
+    # a temporary folder (moved into the site by the writer); None when it did not change.
+    cache_files: dict[str, Path] | None = None
+    scratch: Path | None = None  # the temporary folder, removed by `discard`
+    entries: list[FileEntry] = field(default_factory=list)
+
+    def discard(self) -> None:
+        if self.scratch is not None:
+            for child in self.scratch.iterdir():
+                child.unlink(missing_ok=True)
+            self.scratch.rmdir()
+            self.scratch = None
+
+
+def file_key(path: Path) -> str:
+    stat = path.stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def data_files(root: Path) -> list[Path]:
+    """Run files then archives, each in path order: the order the reader takes them in."""
+    return [*run_files(root), *archive_files(root)]
+
+
+def read_file(path: Path, shared: dict) -> tuple[list[str], RowBlock]:
+    """(problems, block) of one data file; a file that cannot be read gives an empty block."""
+    problems: list[str] = []
+    runs = []
+    try:
+        if path.name.endswith(".json.gz"):
+            archive, found = decode_archive(path.read_bytes(), str(path))
+            problems.extend(found)
+            runs = list(archive.runs)
+        else:
+            runs = [load_run(path)]
+    except UserError as exc:
+        problems.append(str(exc))
+    except OSError as exc:
+        problems.append(f"{path}: cannot read ({exc.strerror or exc})")
+    return problems, block_of_runs(runs, shared)
+
+
+def accepts(where: RunFilter) -> Callable[[dict[str, Any]], bool]:
+    return lambda facts: where.accepts_values(
+        repository=facts["repository"], branch=facts["branch"],
+        fingerprint=facts["fingerprint_filter"], created_at=facts["created_at"])
+
+
+def load_columns(root: str | os.PathLike, cache_dir: Path | None,
+                 where: RunFilter = EVERY_RUN,
+                 progress: Callable[[str], None] = lambda message: None) -> CachedHistory:
+    """Columns of every run in the data folder `root` that `where` accepts, reading only the
+    files the cache in `cache_dir` (if any) does not already hold; the cache to keep next
+    time is written into a scratch folder (CachedHistory.cache_files)."""
+    folder = Path(root)
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such data folder")
+    cached = read_cache(cache_dir) if cache_dir is not None else {}
+    entries: list[FileEntry] = []
+    shared: dict = {}
+    read = 0
+    paths = data_files(folder)
+    for number, path in enumerate(paths, 1):
+        relative = path.relative_to(folder).as_posix()
+        try:
+            key = file_key(path)
+        except OSError:
+            key = ""
+        entry = cached.get(relative)
+        if entry is None or entry.key != key or not key:
+            problems, block = read_file(path, shared)
+            entry = FileEntry(relative, key, problems, block)
+            read += 1
+            if read % 500 == 0:
+                progress(f"read {read} data files ({number}/{len(paths)})")
+        entries.append(entry)
+    columns = join_blocks([e.block for e in entries], keep_run=accepts(where))
+    problems = [p for e in entries for p in e.problems]
+    history = CachedHistory(columns, problems, read, len(entries) - read, entries=entries)
+    unchanged = read == 0 and len(entries) == len(cached)
+    if cache_dir is not None and not unchanged:
+        cache_dir.parent.parent.mkdir(parents=True, exist_ok=True)
+        history.scratch = Path(tempfile.mkdtemp(prefix=".torch-bench-history-",
+                                                dir=cache_dir.parent.parent))
+        history.cache_files = write_cache(history.scratch, entries)
+    return history
+
+
+# -- The cache files ---------------------------------------------------------------------------
+
+
+def table_digest(descriptors: Iterable[Descriptor]) -> str:
+    text = json.dumps([d.to_json() for d in descriptors], separators=(",", ":"))
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
+def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
+    tables: dict[str, list] = {}
+    digests: dict[tuple, str] = {}
+    files = []
+    for entry in entries:
+        if not entry.table:
+            same = tuple(map(id, entry.block.descriptors))
+            if same not in digests:
+                digests[same] = table_digest(entry.block.descriptors)
+            entry.table = digests[same]
+        tables.setdefault(entry.table, [d.to_json() for d in entry.block.descriptors])
+        files.append({"path": entry.path, "key": entry.key, "problems": entry.problems,
+                      "runs": entry.block.runs, "table": entry.table,
+                      "statuses": entry.block.statuses, "errors": entry.block.errors,
+                      "rows": entry.block.size})
+    index = {"format": CACHE_FORMAT, "renderer": renderer_fingerprint(), "tables": tables,
+             "files": files}
+    (folder / INDEX_NAME).write_text(json.dumps(index, separators=(",", ":")),
+                                     encoding="utf-8")
+    with (folder / ROWS_NAME).open("wb") as out:
+        np.savez(out, **{name: np.concatenate([e.block.rows[name] for e in entries] or
+                                              [np.zeros(0, dtype)]).astype(dtype)
+                         for name, dtype in ROW_FIELDS})
+    return {INDEX_NAME: folder / INDEX_NAME, ROWS_NAME: folder / ROWS_NAME}
+
+
+def read_cache(folder: Path) -> dict[str, FileEntry]:
+    """The entries of the cache in `folder`; empty when it is missing, of another format or
+    version, or damaged in any way (the cache is only ever a shortcut)."""
+    try:
+        index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
+        if index.get("format") != CACHE_FORMAT or index.get("renderer") != renderer_fingerprint():
+            return {}
+        with np.load(folder / ROWS_NAME, allow_pickle=False) as stored:
+            rows = {name: np.asarray(stored[name], dtype) for name, dtype in ROW_FIELDS}
+        tables = {digest: [Descriptor.from_json(item) for item in items]
+                  for digest, items in index["tables"].items()}
+        entries: dict[str, FileEntry] = {}
+        start = 0
+        for item in index["files"]:
+            end = start + int(item["rows"])
+            block = RowBlock(item["runs"], tables[item["table"]], item["statuses"],
+                             item["errors"], {name: column[start:end]
+                                              for name, column in rows.items()},
+                             table_id=item["table"])
+            entries[item["path"]] = FileEntry(item["path"], item["key"], item["problems"],
+                                              block, item["table"])
+            start = end
+        if start != len(rows["run"]):
+            return {}
+        return entries
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        return {}
