@@ -58,6 +58,7 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from torch_bench.metrics import get_metric
@@ -67,6 +68,9 @@ from torch_bench.render.model import no_change_points
 from torch_bench.render.writer import plotly_js
 from torch_bench.results.schema import Result, Run
 from torch_bench.results.stats import Summary
+from torch_bench.store import layout
+from torch_bench.store.archive import Archive, encode_archive
+from torch_bench.store.archive import digest as archive_digest
 from torch_bench.store.layout import run_path
 from torch_bench.store.plan import apply_plan, plan_compact
 from torch_bench.store.reader import History, load_history
@@ -132,10 +136,14 @@ def synthetic_result(spec, level: float, rng: random.Random) -> Result:
 
 
 def synthetic_history(runs: int, seed: int = 0, benchmarks: int = 200) -> History:
+    return History(tuple(synthetic_runs(runs, seed, benchmarks)))
+
+
+def synthetic_runs(runs: int, seed: int = 0, benchmarks: int = 200) -> Iterator[Run]:
+    """The runs of a synthetic history, oldest first, made one at a time."""
     rng = random.Random(seed)
     specs = benchmark_specs(benchmarks)
     levels = [rng.uniform(0.5, 200.0) for _ in specs]
-    history = []
     for i in range(runs):
         branch = "main" if i % 10 else f"pr-{i}"
         sha = f"{rng.getrandbits(160):040x}"
@@ -143,7 +151,7 @@ def synthetic_history(runs: int, seed: int = 0, benchmarks: int = 200) -> Histor
         step = 1.08 if i >= runs * 2 // 3 else 1.0  # one real slowdown, two thirds in
         results = tuple(synthetic_result(spec, level * (step if spec[0] == "rnns" else 1), rng)
                         for spec, level in zip(specs, levels, strict=True))
-        history.append(Run(
+        yield Run(
             run_id=f"{created.replace('-', '').replace(':', '')[:15]}-{i:010d}",
             created_at=created, results=results,
             git={"repository": "octo/net", "sha": sha, "branch": branch,
@@ -152,8 +160,7 @@ def synthetic_history(runs: int, seed: int = 0, benchmarks: int = 200) -> Histor
             ci={"provider": "github-actions"},
             env={"torch": f"2.{4 + i // 400}.0", "cuda": "12.4", "driver": "550.54",
                  "gpu_name": "NVIDIA A100-SXM4-80GB", "fingerprint": "f00d"},
-        ))
-    return History(tuple(history))
+        )
 
 
 def write_data_folder(history: History, root: Path) -> None:
@@ -338,31 +345,84 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def scale_row(runs: int, benchmarks: int, window: int) -> str:
-    """Full build then one-run update of a runs x benchmarks history, in this process."""
+def write_compacted_folder(runs: Iterable[Run], root: Path) -> None:
+    """A data folder as a busy repository has it after monthly compaction: every month but
+    the newest in one archive (samples kept), the newest month as run files."""
+    month: list[Run] = []
+    for run in runs:
+        if month and layout.month_of(run) != layout.month_of(month[0]):
+            write_archive(month, root)
+            month = []
+        month.append(run)
+    for run in month:
+        path = root / run_path(run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
+
+
+def write_archive(runs: list[Run], root: Path) -> None:
+    month = layout.month_of(runs[0])
+    path = root / layout.archive_path(month, archive_digest(r.run_id for r in runs))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode_archive(Archive(month, tuple(runs), summarised=False)))
+
+
+def site_cli(data: Path, out: Path, window: int) -> tuple[float, float]:
+    """`torch-bench site` in a process of its own: (seconds, its peak RSS in MB)."""
     started = time.perf_counter()
-    history = synthetic_history(runs + 1, benchmarks=benchmarks)
-    made_s, history_mb = time.perf_counter() - started, peak_rss_mb()
+    done = subprocess.run([sys.executable, "-c", SITE_WITH_PEAK, "site", "--data", str(data),
+                           "--out", str(out), "--change-point-window", str(window)],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"site failed: {done.stderr[-2000:]}")
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kb ")]
+    return seconds, int(peak[-1].split()[1]) / 1024
+
+
+SITE_WITH_PEAK = """
+import atexit, resource, sys
+atexit.register(lambda: print("peak-rss-kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                              file=sys.stderr))
+from torch_bench.cli import main
+sys.argv[0] = "torch-bench"
+sys.exit(main())
+"""
+
+
+def scale_row(runs: int, benchmarks: int, window: int) -> str:
+    """A runs x benchmarks data folder (monthly archives and the newest month's run files),
+    `torch-bench site` building it in full into a fresh folder, then the update with one new
+    run file into the same folder; each with its time and the largest peak RSS so far."""
     work = Path(tempfile.mkdtemp(prefix="site-scale-"))
     try:
         started = time.perf_counter()
-        build_site(History(history.runs[:-1]), work / "site", change_point_window=window)
-        full_s, full_mb = time.perf_counter() - started, peak_rss_mb()
-        started = time.perf_counter()
-        build_site(history, work / "site", change_point_window=window)
-        update_s = time.perf_counter() - started
-        site_mb = folder_size(work / "site")[0] / 2**20
+        made = synthetic_runs(runs + 1, benchmarks=benchmarks)
+        write_compacted_folder(itertools.islice(made, runs), work / "data")
+        newest = next(made)
+        made_s = time.perf_counter() - started
+        data_mb = folder_size(work / "data")[0] / 2**20
+        full_s, full_mb = site_cli(work / "data", work / "site", window)
+        path = work / "data" / run_path(newest)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(newest.to_dict()), encoding="utf-8")
+        update_s, update_mb = site_cli(work / "data", work / "site", window)
+        again_s, _ = site_cli(work / "data", work / "site", window)
+        site_bytes, files = folder_size(work / "site")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return (f"{runs:>6} {benchmarks:>6} {made_s:>8.0f} {history_mb:>10.0f} {full_s:>7.0f} "
-            f"{full_mb:>12.0f} {update_s:>9.1f} {peak_rss_mb():>12.0f} {site_mb:>8.0f}")
+    return (f"{runs:>6} {benchmarks:>6} {made_s:>8.0f} {data_mb:>8.0f} {full_s:>7.0f} "
+            f"{full_mb:>12.0f} {update_s:>9.1f} {update_mb:>12.0f} {again_s:>8.1f} "
+            f"{site_bytes / 2**30:>8.2f} {files:>8}")
 
 
 def print_scale(sizes: list[str], window: int) -> None:
-    print(f"synthetic history, {SAMPLES} samples per result; change points in the newest "
-          f"{window or 'all'} runs; RSS is the process's peak so far")
-    print(f"{'runs':>6} {'bench':>6} {'make s':>8} {'history MB':>10} {'full s':>7} "
-          f"{'full peak MB':>12} {'update s':>9} {'update peak':>12} {'site MB':>8}", flush=True)
+    print(f"synthetic history, {SAMPLES} samples per result, past months compacted; "
+          f"`torch-bench site` from the data folder; change points in the newest "
+          f"{window or 'all'} runs; 'again': the same build with nothing new")
+    print(f"{'runs':>6} {'bench':>6} {'make s':>8} {'data MB':>8} {'full s':>7} "
+          f"{'full peak MB':>12} {'update s':>9} {'update peak':>12} {'again s':>8} "
+          f"{'site GB':>8} {'files':>8}", flush=True)
     for size in sizes:
         runs, benchmarks = (int(part) for part in size.lower().split("x"))
         done = subprocess.run([sys.executable, __file__, "--scale-row", str(runs),
