@@ -252,7 +252,7 @@ def _segment_cost_tables(stacked: np.ndarray, min_segment: int) -> tuple[np.ndar
             continue
         starts, lengths, gather, outside = layout
         width = gather.shape[1]
-        values = extended[:, gather]  # (count, segments, width)
+        values = np.take(extended, gather, axis=1)  # (count, segments, width)
         # With as many -inf as +inf around each segment (one more +inf for an odd count),
         # its median sits at the middle of the row for every segment length.
         middle = np.sort(values, axis=2)
@@ -260,7 +260,7 @@ def _segment_cost_tables(stacked: np.ndarray, min_segment: int) -> tuple[np.ndar
         high = np.where(lengths % 2 == 0, middle[:, :, width // 2], low)
         deviations = np.abs(np.subtract(values, ((low + high) / 2)[:, :, None], out=values),
                             out=values)
-        np.copyto(deviations, 0.0, where=outside)
+        deviations[:, outside] = 0.0
         accumulators = deviations[:, :, 0:BLOCK]
         for block in range(1, whole_blocks):
             accumulators = accumulators + deviations[:, :, block * BLOCK:(block + 1) * BLOCK]
@@ -268,16 +268,18 @@ def _segment_cost_tables(stacked: np.ndarray, min_segment: int) -> tuple[np.ndar
             accumulators = np.zeros_like(accumulators)
         last = deviations[:, :, whole_blocks * BLOCK:(whole_blocks + 1) * BLOCK]
         one_by_one = _accumulator_tree(accumulators)
-        for j in range(BLOCK):
-            one_by_one = one_by_one + last[:, :, j]
+        for j in range(min(BLOCK, int(lengths.max()) - whole_blocks * BLOCK)):
+            one_by_one = one_by_one + last[:, :, j]  # the rest, one by one
         tight[:, starts, starts + lengths] = one_by_one
         padded[:, starts, starts + lengths] = _accumulator_tree(accumulators + last)
     return tight, padded
 
 
 def _accumulator_tree(accumulators: np.ndarray) -> np.ndarray:
-    r = [accumulators[..., j] for j in range(BLOCK)]
-    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    """((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) over the last axis."""
+    while accumulators.shape[-1] > 1:
+        accumulators = accumulators[..., 0::2] + accumulators[..., 1::2]
+    return accumulators[..., 0]
 
 
 @functools.lru_cache(maxsize=256)
