@@ -168,3 +168,18 @@ def test_the_memo_keeps_two_small_entries_per_series_however_long_it_is():
     assert len(kept) == 4
     assert len(json.dumps(kept)) < 400
 
+
+
+def test_a_damaged_memo_entry_is_ignored_and_the_answer_is_unchanged():
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    values = 10 * noisy(400, 0.01, 20)
+    values[250:] *= 1.1
+    memo = ChangePointMemo()
+    expected = find_change_points_whole(values, memo)
+    damaged = {key: [0, 5000] if key.startswith("whole") else [399, 3]
+               for key in memo.kept()}
+    assert find_change_points_whole(values, ChangePointMemo(damaged)) == expected
+    grown = np.append(values, values[-1])
+    assert (find_change_points_whole(grown, ChangePointMemo(damaged))
+            == find_change_points_whole(grown))

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,13 +83,12 @@ def find_change_points(values: Sequence[float], *, min_change: float = MIN_CHANG
     series = np.asarray(values, dtype=float)
     if series.size < 2 * min_segment or np.any(~np.isfinite(series)) or np.any(series <= 0):
         return []
-    logs = np.log(series)
     if series.size <= MAX_TABLE_SEARCH:
-        [starts] = _search_pieces(series, logs, [(0, series.size)], min_change, min_segment)
-    else:
-        ends = _pelt_l1(logs, _search_penalty(logs), min_segment)
-        starts = _merge(series, [0, *ends[:-1]], min_change)
-    return _describe(series, starts)
+        [starts] = _search_pieces(series, [(0, series.size)], min_change, min_segment)
+        return _describe(starts, _medians(series, starts))
+    logs = np.log(series)
+    ends = _pelt_l1(logs, _search_penalty(logs), min_segment)
+    return _describe(*_merge(series, [0, *ends[:-1]], min_change))
 
 
 def _search_penalty(logs: np.ndarray) -> float:
@@ -150,8 +150,8 @@ BLOCK = 8  # numpy's pairwise sum: accumulators
 FEW_PIECES = 3  # searched one by one in plain Python
 
 
-def _search_pieces(series: np.ndarray, logs: np.ndarray, pieces: list[tuple[int, int]],
-                   min_change: float, min_segment: int) -> list[list[int]]:
+def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change: float,
+                   min_segment: int) -> list[list[int]]:
     """Segment starts (relative to the piece, merged as `find_change_points` merges them) of
     each piece series[lo:hi] (at least 2 x min_segment and at most MAX_TABLE_SEARCH points),
     searched together in batches."""
@@ -159,13 +159,13 @@ def _search_pieces(series: np.ndarray, logs: np.ndarray, pieces: list[tuple[int,
     for first in range(0, len(pieces), PIECES_PER_BATCH):
         batch = pieces[first:first + PIECES_PER_BATCH]
         width = max(hi - lo for lo, hi in batch)
-        stacked = np.stack([np.pad(logs[lo:hi], (0, width - (hi - lo)), mode="edge")
-                            for lo, hi in batch])
-        beta = np.asarray([_search_penalty(logs[lo:hi]) for lo, hi in batch])
+        logs = [np.log(series[lo:hi]) for lo, hi in batch]
+        stacked = np.stack([np.pad(row, (0, width - row.size), mode="edge") for row in logs])
+        beta = np.asarray([_search_penalty(row) for row in logs])
         sizes = [hi - lo for lo, hi in batch]
         for (lo, hi), ends in zip(batch, _pelt_l1_table(stacked, sizes, beta, min_segment),
                                   strict=True):
-            found.append(_merge(series[lo:hi], [0, *ends[:-1]], min_change))
+            found.append(_merge(series[lo:hi], [0, *ends[:-1]], min_change)[0])
     return found
 
 
@@ -308,13 +308,15 @@ def _medians(series: np.ndarray, starts: list[int]) -> list[float]:
     return [float(np.median(series[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def _merge(series: np.ndarray, starts: list[int], min_change: float) -> list[int]:
-    """Small changes merged, then transients: the segments `find_change_points` reports."""
+def _merge(series: np.ndarray, starts: list[int],
+           min_change: float) -> tuple[list[int], list[float]]:
+    """Small changes merged, then transients: the segments `find_change_points` reports, as
+    their starts and medians."""
     starts = list(starts)
     medians = _medians(series, starts)
     _merge_small(series, starts, medians, min_change)
     _merge_transients(series, starts, medians, min_change)
-    return starts
+    return starts, medians
 
 
 def _merge_small(series: np.ndarray, starts: list[int], medians: list[float],
@@ -356,8 +358,7 @@ def _merge_transients(series: np.ndarray, starts: list[int], medians: list[float
         _merge_small(series, starts, medians, min_change)
 
 
-def _describe(series: np.ndarray, starts: list[int]) -> list[ChangePoint]:
-    medians = _medians(series, starts)
+def _describe(starts: list[int], medians: list[float]) -> list[ChangePoint]:
     return [ChangePoint(index=starts[i], before=medians[i - 1], after=medians[i],
                         ratio=medians[i] / medians[i - 1]) for i in range(1, len(starts))]
 
@@ -422,23 +423,30 @@ def find_change_points_whole(values: Sequence[float], memo: ChangePointMemo | No
     complete = _complete_chunks(series.size)
     settled_keys, whole = _memo_keys(series, complete, f"{min_change!r}:{min_segment}")
     memo.used.update((whole, settled_keys[complete]) if complete else (whole,))
-    if whole in memo.entries:  # the same series as before: nothing to search
-        return _describe(series, memo.entries[whole])
-    known = next((k for k in sorted(settled_keys, reverse=True)
-                  if k == 0 or settled_keys[k] in memo.entries), 0)
+    remembered = memo.entries.get(whole)
+    if remembered and remembered[0] == 0 and _ascending_within(remembered, 0, series.size):
+        return _describe(remembered, _medians(series, remembered))  # nothing to search
+    known = next(k for k in sorted(settled_keys, reverse=True)
+                 if k == 0 or _ascending_within(memo.entries.get(settled_keys[k]), 1, k * STRIDE))
     starts = [0, *memo.entries[settled_keys[known]]] if known else [0]
     todo = _chunks(series.size, known)
     memo.searches += len(todo)
-    pieces = _search_pieces(series, np.log(series), [(lo, hi) for _, _, lo, hi in todo],
-                            min_change, min_segment)
+    pieces = _search_pieces(series, [(lo, hi) for _, _, lo, hi in todo], min_change,
+                            min_segment)
     for (owned_start, owned_end, lo, _), found in zip(todo, pieces, strict=True):
         starts.extend(lo + i for i in found[1:] if owned_start <= lo + i < owned_end)
     if complete:
         open_start = todo[-1][0]
         memo.entries[settled_keys[complete]] = [i for i in starts[1:] if i < open_start]
-    starts = _merge(series, sorted(set(starts)), min_change)
+    starts, medians = _merge(series, sorted(set(starts)), min_change)
     memo.entries[whole] = starts
-    return _describe(series, starts)
+    return _describe(starts, medians)
+
+
+def _ascending_within(indexes: list[int] | None, low: int, high: int) -> bool:
+    """Whether a remembered entry can be one this search wrote (a damaged one is ignored)."""
+    return (indexes is not None and all(low <= i < high for i in indexes)
+            and all(a < b for a, b in itertools.pairwise(indexes)))
 
 
 def _memo_keys(series: np.ndarray, complete: int, params: str) -> tuple[dict[int, str], str]:
