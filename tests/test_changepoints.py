@@ -136,3 +136,50 @@ def test_a_short_series_gives_the_same_answer_as_the_single_search():
     values = noisy(70, 0.01, 14)
     values[30:] *= 1.2
     assert find_change_points_whole(values) == find_change_points(values)
+
+
+def test_a_series_grown_by_more_than_a_chunk_searches_only_the_chunks_after_what_was_settled():
+    import json
+
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    values = 10 * noisy(700, 0.01, 16)
+    values[150:] *= 1.1
+    values[640:] *= 0.9
+    cold = ChangePointMemo()
+    find_change_points_whole(values[:600], cold)
+    warm = ChangePointMemo(json.loads(json.dumps(cold.kept())))
+    assert find_change_points_whole(values, warm) == find_change_points_whole(values)
+    assert [c.index for c in find_change_points_whole(values, warm)] == [150, 640]
+    assert warm.searches <= 5  # the 4 chunks completed by the 100 new runs, and the open one
+
+
+def test_the_memo_keeps_two_small_entries_per_series_however_long_it_is():
+    import json
+
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    memo = ChangePointMemo()
+    for seed in (17, 18):
+        values = 10 * noisy(3000, 0.01, seed)
+        values[1000:] *= 1.1
+        find_change_points_whole(values, memo)
+    kept = memo.kept()
+    assert len(kept) == 4
+    assert len(json.dumps(kept)) < 400
+
+
+
+def test_a_damaged_memo_entry_is_ignored_and_the_answer_is_unchanged():
+    from torch_bench.analyze.changepoints import ChangePointMemo, find_change_points_whole
+
+    values = 10 * noisy(400, 0.01, 20)
+    values[250:] *= 1.1
+    memo = ChangePointMemo()
+    expected = find_change_points_whole(values, memo)
+    damaged = {key: [0, 5000] if key.startswith("whole") else [399, 3]
+               for key in memo.kept()}
+    assert find_change_points_whole(values, ChangePointMemo(damaged)) == expected
+    grown = np.append(values, values[-1])
+    assert (find_change_points_whole(grown, ChangePointMemo(damaged))
+            == find_change_points_whole(grown))
