@@ -99,3 +99,19 @@ def test_a_benchmark_file_missing_from_the_previous_site_is_made_again(tmp_path)
     next((site / "json" / "trend").glob("rnns-gru-*.json")).unlink()
     build_site(History(runs), site)
     assert tree(site) == tree(build_site(History(runs), tmp_path / "fresh"))
+
+
+def test_a_new_run_rewrites_only_the_head_of_a_long_history(tmp_path, monkeypatch):
+    from torch_bench.render import data
+
+    monkeypatch.setattr(data, "CHUNK_POINTS", 10)
+    runs = [run(i) for i in range(36)]
+    site = build_site(History(tuple(runs[:35])), tmp_path / "site")
+    chunks = sorted((site / "json" / "series").glob("*/*.json"))
+    assert len(chunks) == 2 * 3  # two benchmarks, three complete chunks each
+    inodes = {p: p.stat().st_ino for p in chunks}
+    heads = {p: p.stat().st_ino for p in (site / "json" / "series").glob("*.json")}
+    build_site(History(tuple(runs)), site)
+    assert {p: p.stat().st_ino for p in chunks} == inodes  # kept, not written again
+    assert all(p.stat().st_ino != inode for p, inode in heads.items())
+    assert tree(site) == tree(build_site(History(tuple(runs)), tmp_path / "fresh"))

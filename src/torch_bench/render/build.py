@@ -94,7 +94,8 @@ def build_site_from_data(data: str | os.PathLike, out: str | os.PathLike, *,
     site at `out` does not already hold (history_cache.py), and keeping the cache there."""
     cache_dir = Path(out) / paths.BUILD_CACHE_DIR
     previous = cache_dir if (Path(out) / SITE_MARKER).is_file() else None
-    history = load_columns(data, previous, where, progress)
+    history = load_columns(data, previous, where, progress,
+                           scratch_in=Path(out).resolve().parent)
     for message in history.problems:
         problem(message)
     progress(f"read {history.files_read} data files, {history.files_cached} from the cache")

@@ -112,10 +112,12 @@ def accepts(where: RunFilter) -> Callable[[dict[str, Any]], bool]:
 
 def load_columns(root: str | os.PathLike, cache_dir: Path | None,
                  where: RunFilter = EVERY_RUN,
-                 progress: Callable[[str], None] = lambda message: None) -> CachedHistory:
+                 progress: Callable[[str], None] = lambda message: None,
+                 scratch_in: Path | None = None) -> CachedHistory:
     """Columns of every run in the data folder `root` that `where` accepts, reading only the
-    files the cache in `cache_dir` (if any) does not already hold; the cache to keep next
-    time is written into a scratch folder (CachedHistory.cache_files)."""
+    files the cache in `cache_dir` (if any) does not already hold. With `scratch_in`, the
+    cache to keep next time is written into a new folder there (CachedHistory.cache_files),
+    unless it is the one in `cache_dir` unchanged."""
     folder = Path(root)
     if not folder.is_dir():
         raise UserError(f"{folder}: no such data folder")
@@ -141,11 +143,11 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
     columns = join_blocks([e.block for e in entries], keep_run=accepts(where))
     problems = [p for e in entries for p in e.problems]
     history = CachedHistory(columns, problems, read, len(entries) - read, entries=entries)
-    unchanged = read == 0 and len(entries) == len(cached)
-    if cache_dir is not None and not unchanged:
-        cache_dir.parent.parent.mkdir(parents=True, exist_ok=True)
+    unchanged = cache_dir is not None and read == 0 and len(entries) == len(cached)
+    if scratch_in is not None and not unchanged:
+        scratch_in.mkdir(parents=True, exist_ok=True)
         history.scratch = Path(tempfile.mkdtemp(prefix=".torch-bench-history-",
-                                                dir=cache_dir.parent.parent))
+                                                dir=scratch_in))
         history.cache_files = write_cache(history.scratch, entries)
     return history
 
@@ -209,5 +211,5 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
         if start != len(rows["run"]):
             return {}
         return entries
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile):
         return {}

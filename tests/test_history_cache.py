@@ -1,0 +1,109 @@
+"""`torch-bench site` into an existing site reads only the data files its build cache does not
+hold, and the result is byte-identical to a build from scratch whatever happened to the data
+folder in between: runs added, a file rewritten, removed or compacted, the cache damaged."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from torch_bench.cli import main
+from torch_bench.render import paths
+from torch_bench.render.history_cache import INDEX_NAME, ROWS_NAME
+from torch_bench.results.document import save_run
+from torch_bench.results.schema import measured, new_run
+from torch_bench.store.layout import run_path
+
+
+def a_run(index: int, scale: float = 1.0):
+    results = [measured("rnns", name, "forward_time",
+                        [base * scale * (1 + 0.01 * math.sin(index * 7 + k)) for k in range(5)],
+                        params={"hidden_size": 64})
+               for name, base in (("lstm", 2.0), ("gru", 3.0))]
+    month, day = divmod(index, 28)
+    return new_run(results, run_id=f"run-{index:03d}",
+                   created_at=f"2026-{month + 1:02d}-{day + 1:02d}T00:00:00Z",
+                   git={"sha": f"{index:040x}", "branch": "main", "message": f"change {index}"},
+                   ci={"provider": "local"}, env={"torch": "2.5.0", "fingerprint": "f"})
+
+
+def store(data: Path, run) -> Path:
+    return save_run(run, data / run_path(run))
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def site(data: Path, out: Path, capsys) -> str:
+    assert main(["site", "--data", str(data), "--out", str(out)]) == 0
+    return capsys.readouterr().err
+
+
+@pytest.fixture
+def history(tmp_path, capsys):
+    data = tmp_path / "data"
+    for i in range(40):
+        store(data, a_run(i))
+    site(data, tmp_path / "site", capsys)
+    return data, tmp_path / "site"
+
+
+def assert_same_as_fresh(data: Path, updated: Path, tmp_path: Path, capsys) -> None:
+    fresh = tmp_path / "fresh"
+    site(data, fresh, capsys)
+    assert tree(updated) == tree(fresh)
+
+
+def test_a_new_run_file_is_the_only_file_read(history, tmp_path, capsys):
+    data, out = history
+    store(data, a_run(40, scale=1.2))
+    log = site(data, out, capsys)
+    assert "read 1 data files, 40 from the cache" in log
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+    assert "read 0 data files, 41 from the cache" in site(data, out, capsys)
+
+
+def test_a_file_rewritten_in_place_is_read_again(history, tmp_path, capsys):
+    data, out = history
+    before = tree(out)
+    path = store(data, a_run(7, scale=3.0))  # same run id and path, other values
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    assert "read 1 data files, 39 from the cache" in site(data, out, capsys)
+    assert tree(out) != before
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+def test_a_removed_file_and_a_compacted_month_leave_no_trace(history, tmp_path, capsys):
+    data, out = history
+    (data / run_path(a_run(3))).unlink()
+    assert main(["data", "compact", "--data", str(data), "--before", "2026-02"]) == 0
+    capsys.readouterr()
+    log = site(data, out, capsys)
+    assert "read 1 data files" in log  # the new archive; the run files of February stay cached
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("damage", [
+    (INDEX_NAME, b"{not json"), (ROWS_NAME, b"PK\x03\x04 truncated"), (ROWS_NAME, b""),
+])
+def test_a_damaged_cache_is_ignored(history, tmp_path, capsys, damage):
+    data, out = history
+    name, content = damage
+    (out / paths.BUILD_CACHE_DIR / name).write_bytes(content)
+    store(data, a_run(40))
+    assert "read 41 data files, 0 from the cache" in site(data, out, capsys)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+def test_a_broken_file_is_reported_by_every_build(history, tmp_path, capsys):
+    data, out = history
+    broken = data / "runs" / "2026" / "01" / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    assert "skipped" in site(data, out, capsys) and str(broken) in capsys.readouterr().err + \
+        site(data, out, capsys)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
