@@ -27,17 +27,18 @@ RSS. Target: the update at most a quarter of the full build. Also the update wit
 run that measured only a tenth of the benchmarks, with how many benchmarks and files the
 build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
-With --scale: per RUNSxBENCHMARKS size, one process per size: the history held in memory,
-a full build into a fresh folder, then a one-run update into it, each with its time and the
-peak RSS so far. Change points are searched in the newest --window runs only (a whole-
-history cold search costs about 16 s per benchmark at 10,000 runs, see --change-points, so
-it is measured apart); --window 0 searches the whole history.
+With --scale: per RUNSxBENCHMARKS size, one process per size: a data folder on disk as a
+busy repository has it (every month but the newest compacted into an archive, samples kept),
+`torch-bench site` building it in full into a fresh folder, the update after one new run
+file into the same folder, and the same build again with nothing new; each with its time
+and its own peak RSS. --window N searches change points in the newest N runs only; the
+default 0 searches every whole history, as the CLI does.
 
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
-    .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x200 [--window 60]
+    .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
 """
 
 from __future__ import annotations
@@ -514,7 +515,7 @@ def main() -> None:
                         help="cost of the whole-history change-point search, cold and +1 run")
     parser.add_argument("--scale", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="full build and one-run update of large histories (no browser)")
-    parser.add_argument("--window", type=int, default=60,
+    parser.add_argument("--window", type=int, default=0,
                         help="with --scale: change points in the newest N runs (0: all)")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

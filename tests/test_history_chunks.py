@@ -90,6 +90,12 @@ def test_the_page_joins_every_chunk_into_one_history(page, base_url, site):
     page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
     hover = page.text_content("#trend .hoverlayer")
     assert sha_of(3)[:10] in hover and XSS_MESSAGE in hover
+
+
+def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page, base_url,
+                                                                           site):
+    visit(page, base_url, trend_path(site, BERT))
+    interactive_trend(page)
     point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
     box = point.bounding_box()
     with page.context.expect_page() as opened:  # point 5 lies in the second chunk
