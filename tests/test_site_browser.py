@@ -319,3 +319,18 @@ def test_benchmark_page_draws_its_trend_without_loading_plotly(page, base_url, s
     page.select_option("#branch", "main")  # a control asks for the interactive chart
     page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
     assert any("plotly" in url for url in loaded)
+
+
+def test_trend_cards_drawn_together_each_fit_their_own_card(page, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    visit(page, base_url, suite)
+    page.wait_for_function("() => document.querySelectorAll("
+                           "\"figure.trend[data-rendered='1'] svg\").length >= 4")
+    drawn = page.eval_on_selector_all(
+        "figure.trend[data-rendered='1'] .trend-chart", "holders => holders.map(h => "
+        "[h.clientWidth, h.querySelector('svg').viewBox.baseVal.width])")
+    assert all(width == view for width, view in drawn)
+    bands = page.eval_on_selector_all("figure.trend svg rect.band title",
+                                      "titles => titles.map(t => t.textContent)")
+    number = r"-?\d{1,3}(,\d{3})*(\.\d+)?"
+    assert bands and all(re.fullmatch(f"noise band {number} – {number}", b) for b in bands)

@@ -76,9 +76,10 @@
     return element;
   }
 
-  function drawTrend(holder, trend) {
-    const width = holder.clientWidth || 230;
-    const height = holder.clientHeight || 64;
+  // `size` ({width, height}) saves a layout per chart when many are drawn at once.
+  function drawTrend(holder, trend, size) {
+    const width = (size ? size.width : holder.clientWidth) || 230;
+    const height = (size ? size.height : holder.clientHeight) || 64;
     const pad = 4;
     const values = trend.median;
     const all = values.concat(trend.band || []);
@@ -114,13 +115,34 @@
     holder.replaceChildren(svg);
   }
 
+  // Measures every holder first and then draws them all: one layout for the whole batch
+  // instead of one per chart (reading a size after a drawing forces the page's layout again).
+  function drawTrends(drawings) {
+    const sizes = drawings.map((d) => ({ width: d.holder.clientWidth, height: d.holder.clientHeight }));
+    drawings.forEach((d, k) => {
+      drawTrend(d.holder, d.trend, sizes[k]);
+      if (d.done) d.done();
+    });
+  }
+
   function setupTrends() {
     const cards = Array.from(document.querySelectorAll("[data-trend]"));
     if (!cards.length) return;
+    // Trend files arrive one by one; the cards whose data came in during a frame are drawn
+    // together just before that frame is painted.
+    let pending = [];
+    function drawPending() {
+      const batch = pending;
+      pending = [];
+      drawTrends(batch);
+    }
     function show(card) {
       const holder = card.querySelector(".trend-chart");
       fetchJSON(card.dataset.trend)
-        .then((trend) => { drawTrend(holder, trend); markRendered(card); })
+        .then((trend) => {
+          if (!pending.length) requestAnimationFrame(drawPending);
+          pending.push({ holder: holder, trend: trend, done: () => markRendered(card) });
+        })
         .catch((error) => showProblem(holder, "Could not load the data: " + error.message));
     }
     if (!("IntersectionObserver" in window)) {
@@ -159,18 +181,23 @@
     if (!source) return;
     const charts = JSON.parse(source.textContent);
     // Plain SVG like the trend cards: the overview loads no chart library.
-    document.querySelectorAll("[data-summary-chart]").forEach((element) => {
+    const elements = Array.from(document.querySelectorAll("[data-summary-chart]"));
+    elements.forEach((element) => element.classList.add("trend-chart", "summary-chart"));
+    drawTrends(elements.map((element) => {
       const chart = charts[Number(element.dataset.summaryChart)];
-      element.classList.add("trend-chart", "summary-chart");
-      drawTrend(element, { median: chart.y, change_points: [], band: null });
-      const title = document.createElementNS(SVG, "title");
-      const last = chart.y.length - 1;
-      title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
-        chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
-      element.querySelector("svg").appendChild(title);
-      element.setAttribute("data-points", String(chart.y.length));
-      markRendered(element);
-    });
+      return { holder: element, trend: { median: chart.y, change_points: [], band: null },
+               done: () => summaryDrawn(element, chart) };
+    }));
+  }
+
+  function summaryDrawn(element, chart) {
+    const title = document.createElementNS(SVG, "title");
+    const last = chart.y.length - 1;
+    title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
+      chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
+    element.querySelector("svg").appendChild(title);
+    element.setAttribute("data-points", String(chart.y.length));
+    markRendered(element);
   }
 
   // -- Suite -----------------------------------------------------------------------------------
@@ -209,11 +236,15 @@
       escapeText(p.date[i]) + "<br>" + escapeText(p.env[i]);
   }
 
+  // en-US grouping without Intl: the first Intl formatter of a page costs tens of
+  // milliseconds (locale data), a cost paid on the main thread while the page loads.
   function formatNumber(value) {
     if (value == null || !isFinite(value)) return "—";
     const magnitude = Math.abs(value);
-    return value.toLocaleString("en-US",
-      { maximumFractionDigits: magnitude >= 100 ? 1 : magnitude >= 1 ? 3 : 5 });
+    const parts = magnitude.toFixed(magnitude >= 100 ? 1 : magnitude >= 1 ? 3 : 5).split(".");
+    const whole = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    const fraction = (parts[1] || "").replace(/0+$/, "");
+    return (value < 0 ? "-" : "") + whole + (fraction ? "." + fraction : "");
   }
 
   function selectedIndexes(points, branch) {
