@@ -3,6 +3,7 @@ served over HTTP on 127.0.0.1. One browser for the module, a fresh page per test
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import http.server
@@ -17,6 +18,9 @@ import pytest
 from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
 from torch_bench.render.build import build_site
 from torch_bench.render.data import TRAINING_RUNS
+from torch_bench.results.document import save_run
+from torch_bench.results.schema import measured, new_run
+from torch_bench.store.layout import run_path
 from torch_bench.store.reader import load_history
 
 CHROMIUM = "/usr/bin/chromium"
@@ -50,15 +54,43 @@ def site(tmp_path_factory):
     return build_site(load_history(root / "data"), root / "site", finder=step_finder)
 
 
-@pytest.fixture(scope="module")
-def base_url(site):
-    handler = functools.partial(QuietHandler, directory=str(site))
+@contextlib.contextmanager
+def served(folder):
+    handler = functools.partial(QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base_url(site):
+    with served(site) as url:
+        yield url
+
+
+def lstm_run(index: int):
+    """An rnns run whose variants all share their sizes and device, as fastrnns runs do."""
+    sizes = {"device": "cpu", "seq_length": 100, "hidden_size": 512}
+    results = [measured("rnns", "lstm", "forward_time", [2.0 + 0.01 * index + k] * 3,
+                        params={**sizes, "variant": variant})
+               for k, variant in enumerate(("cudnn", "jit", "py"))]
+    return new_run(results, created_at=f"2026-02-{index + 1:02d}T12:00:00Z",
+                   git={"repository": "octo/net", "sha": sha_of(index), "branch": "main"},
+                   ci={"provider": "local"}, env={"torch": "2.6.0", "fingerprint": "f00d"})
+
+
+@pytest.fixture(scope="module")
+def lstm_url(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lstm-dashboard")
+    for run in (lstm_run(i) for i in range(3)):
+        save_run(run, root / "data" / run_path(run))
+    with served(build_site(load_history(root / "data"), root / "site")) as url:
+        yield url
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -334,3 +366,19 @@ def test_trend_cards_drawn_together_each_fit_their_own_card(page, base_url, site
                                       "titles => titles.map(t => t.textContent)")
     number = r"-?\d{1,3}(,\d{3})*(\.\d+)?"
     assert bands and all(re.fullmatch(f"noise band {number} – {number}", b) for b in bands)
+
+
+def test_compare_rows_show_only_the_params_they_differ_in(page, lstm_url):
+    visit(page, lstm_url, "compare.html")
+    shared = "device=cpu, hidden_size=512, seq_length=100"
+    table = "#compare-table"
+    page.wait_for_selector("#compare-form[data-ready='1']")
+    for drawn_by in ("the site", "the page"):
+        assert page.inner_text("#compare-shared .params") == shared, drawn_by
+        params = page.locator(f"{table} tbody td.params").all_inner_texts()
+        assert params == ["variant=cudnn", "variant=jit", "variant=py"], drawn_by
+        page.fill("#compare-search", "hidden_size=512")  # shared params still match a search
+        assert visible_rows(page, table) == 3, drawn_by
+        page.fill("#compare-search", "")
+        page.select_option("#run-a", index=2)  # another pair: the table is drawn in the page
+        page.wait_for_selector(f"{table}[data-rendered='1']")

@@ -513,6 +513,18 @@
   }
 
   // -- Compare ---------------------------------------------------------------------------------
+  // benchmarks.json gives params as "k=v, k=v" (sorted by key); a new item starts at ", "
+  // followed by a key and "=", so a value holding ", " stays whole unless a "=" follows.
+  function paramItems(text) {
+    return text ? text.split(/, (?=[^,=]+=)/) : [];
+  }
+
+  // The items every list has (none for a single list: there is nothing to factor out).
+  function commonItems(lists) {
+    if (lists.length < 2) return [];
+    return lists[0].filter((item) => lists.every((list) => list.includes(item)));
+  }
+
   function comparePage() {
     const form = document.getElementById("compare-form");
     if (!form) return;
@@ -523,10 +535,13 @@
     let runs = [];
     let benchmarks = [];
 
+    const shared = document.getElementById("compare-shared");
+
+    // Searches the params a row shares with the others too, though only its own are shown.
     function filterRows() {
       const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
       table.querySelectorAll("tbody tr").forEach((row) => {
-        const text = row.textContent.toLowerCase();
+        const text = (row.textContent + " " + (row.dataset.params || "")).toLowerCase();
         row.hidden = !words.every((w) => text.includes(w));
       });
     }
@@ -566,8 +581,12 @@
         values[k].set(pos, { median: median, status: status })));
       const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
         .sort((x, y) => x - y);
+      const params = positions.map((pos) => paramItems(benchmarks[pos].params));
+      const common = commonItems(params);
+      shared.querySelector(".params").textContent = common.join(", ");
+      shared.hidden = common.length === 0;
       const body = document.createElement("tbody");
-      positions.forEach((pos) => {
+      positions.forEach((pos, k) => {
         const bench = benchmarks[pos];
         const va = values[0].get(pos);
         const vb = values[1].get(pos);
@@ -580,7 +599,9 @@
         link.href = root + bench.page;
         link.textContent = bench.title;
         name.appendChild(link);
-        row.append(name, cell(bench.params, "params"), cell(bench.unit), cell(show(va), "num"),
+        row.dataset.params = bench.params;
+        row.append(name, cell(params[k].filter((item) => !common.includes(item)).join(", "), "params"),
+                   cell(bench.unit), cell(show(va), "num"),
                    cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
                    cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
                         ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
