@@ -382,3 +382,20 @@ def test_compare_rows_show_only_the_params_they_differ_in(page, lstm_url):
         page.fill("#compare-search", "")
         page.select_option("#run-a", index=2)  # another pair: the table is drawn in the page
         page.wait_for_selector(f"{table}[data-rendered='1']")
+
+
+
+def test_table_and_cards_below_the_screen_are_laid_out_only_near_the_view(page, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    page.set_viewport_size({"width": 900, "height": 160})  # "near" grows with the view
+    visit(page, base_url, suite)
+    skipped = "el => !el.checkVisibility({contentVisibilityAuto: true})"
+    last_row = page.locator("#suite-table tbody tr").last
+    last_card = page.locator("figure.trend figcaption").last  # inside the card: skipped
+    wait_rendered(page, "figure.trend")  # the page has settled what is near the view
+    assert last_row.evaluate(skipped) and last_card.evaluate(skipped)
+    assert "t5" in last_row.text_content()  # still in the page, for search and find
+    last_row.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.checkVisibility({contentVisibilityAuto: true})",
+                           arg=last_row.element_handle())
+    assert last_row.is_visible()
