@@ -384,6 +384,42 @@ def test_compare_rows_show_only_the_params_they_differ_in(page, lstm_url):
         page.wait_for_selector(f"{table}[data-rendered='1']")
 
 
+# Notes, at each trend fetch, whether that card is on screen and how many on-screen cards
+# were drawn by then.
+FETCH_LOG = """
+window.__trendFetches = [];
+const pageFetch = window.fetch;
+window.fetch = function (url, ...rest) {
+  const onScreen = (el) => el.getBoundingClientRect().top < innerHeight;
+  const cards = Array.from(document.querySelectorAll("figure.trend")).filter(onScreen);
+  const card = document.querySelector(`figure.trend[data-trend="${url}"]`);
+  if (card) window.__trendFetches.push({ onScreen: onScreen(card), screenDrawn:
+    cards.filter((c) => c.getAttribute("data-rendered") === "1").length, screen: cards.length });
+  return pageFetch.call(this, url, ...rest);
+};
+"""
+
+
+def test_cards_below_the_screen_wait_until_the_cards_on_it_are_drawn(browser, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    context = browser.new_context(viewport={"width": 900, "height": 520})
+    tab = context.new_page()
+    tab.add_init_script(FETCH_LOG)
+    try:
+        tab.goto(base_url + suite)
+        tab.wait_for_function("() => window.__trendFetches.some((f) => !f.onScreen)",
+                              timeout=15000)
+        fetches = tab.evaluate("() => window.__trendFetches")
+        below = [f for f in fetches if not f["onScreen"]]
+        assert len(fetches) - len(below) == fetches[0]["screen"] > 0
+        assert all(f["screenDrawn"] == f["screen"] for f in below)
+        # and they are drawn too, before the reader scrolls to them
+        tab.wait_for_function("() => document.querySelectorAll("
+                              "\"figure.trend[data-rendered='1']\").length === "
+                              f"{len(fetches)}", timeout=15000)
+    finally:
+        context.close()
+
 
 def test_table_and_cards_below_the_screen_are_laid_out_only_near_the_view(page, base_url, site):
     suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()

@@ -138,23 +138,42 @@
     }
     function show(card) {
       const holder = card.querySelector(".trend-chart");
-      fetchJSON(card.dataset.trend)
-        .then((trend) => {
+      return fetchJSON(card.dataset.trend)
+        .then((trend) => new Promise((drawn) => {
           if (!pending.length) requestAnimationFrame(drawPending);
-          pending.push({ holder: holder, trend: trend, done: () => markRendered(card) });
-        })
+          pending.push({ holder: holder, trend: trend, done: () => { markRendered(card); drawn(); } });
+        }))
         .catch((error) => showProblem(holder, "Could not load the data: " + error.message));
     }
     if (!("IntersectionObserver" in window)) {
       cards.forEach(show);
       return;
     }
+    // Cards on screen are fetched at once; those just below it wait until the cards on
+    // screen are drawn, so they do not compete with them for the first connections.
+    let onScreenLoading = 0;
+    let nearby = [];
+    function showNearby() {
+      const waiting = nearby;
+      nearby = [];
+      waiting.forEach(show);
+    }
     const observer = new IntersectionObserver((entries) => {
       entries.forEach((entry) => {
         if (!entry.isIntersecting) return;
         observer.unobserve(entry.target);
-        show(entry.target);
+        const box = entry.boundingClientRect;
+        if (box.top < innerHeight && box.bottom > 0) {
+          onScreenLoading += 1;
+          show(entry.target).finally(() => {
+            onScreenLoading -= 1;
+            if (onScreenLoading === 0) showNearby();
+          });
+        } else {
+          nearby.push(entry.target);
+        }
       });
+      if (onScreenLoading === 0) showNearby();
     }, { rootMargin: "200px 0px" });
     cards.forEach((card) => observer.observe(card));
   }
