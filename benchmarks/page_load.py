@@ -2,8 +2,10 @@
 whole-history single-file page (github-action-benchmark's data.js, one chart per benchmark)
 on the same synthetic history.
 
-Each visit uses a fresh headless Chromium (Debian's /usr/bin/chromium through Playwright, no
-cache), the site served from 127.0.0.1. Per page it prints:
+Pages: the overview, the first suite page by name, the biggest suite page when it is another
+one, the first benchmark page, and the single-file page. Each visit uses a fresh headless
+Chromium (Debian's /usr/bin/chromium through Playwright, no cache), the site served from
+127.0.0.1, and the load average is printed before each history size. Per page it prints:
 
   raw KB     bytes transferred (the local server does not compress)
   gzip KB    the same files gzip-compressed (level 6), as GitHub Pages serves them
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -116,10 +119,16 @@ def cold_visit(playwright, site: Path, url: str) -> dict:
 
 
 def pages_of(site: Path) -> dict[str, str]:
-    suite = sorted((site / "suites").glob("*.html"))[0]
+    """The pages visited: the first suite by name and, when another one is bigger, the
+    biggest suite too (the most rows and trend cards to lay out)."""
+    suites = sorted((site / "suites").glob("*.html"))
+    biggest = max(suites, key=lambda page: page.stat().st_size)
     bench = sorted((site / paths.BENCHMARK_DIR).glob("*.html"))[0]
-    return {"overview": paths.INDEX_PAGE, "suite": suite.relative_to(site).as_posix(),
-            "benchmark": bench.relative_to(site).as_posix(), "single-file": "whole/index.html"}
+    pages = {"overview": paths.INDEX_PAGE, "suite": suites[0].relative_to(site).as_posix()}
+    if biggest != suites[0]:
+        pages["suite-big"] = biggest.relative_to(site).as_posix()
+    return {**pages, "benchmark": bench.relative_to(site).as_posix(),
+            "single-file": "whole/index.html"}
 
 
 def measure(playwright, runs: int, benchmarks: int, work: Path) -> list[tuple[str, dict]]:
@@ -148,6 +157,7 @@ def main() -> None:
     rows = []
     with sync_playwright() as playwright:
         for size in args.sizes:
+            print(f"{size:>10} load average {os.getloadavg()[0]:.2f} (1 min)", flush=True)
             runs, benchmarks = (int(x) for x in size.split("x"))
             work = Path(tempfile.mkdtemp(prefix="page-load-"))
             try:

@@ -3,6 +3,7 @@ served over HTTP on 127.0.0.1. One browser for the module, a fresh page per test
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import http.server
@@ -17,6 +18,9 @@ import pytest
 from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
 from torch_bench.render.build import build_site
 from torch_bench.render.data import TRAINING_RUNS
+from torch_bench.results.document import save_run
+from torch_bench.results.schema import measured, new_run
+from torch_bench.store.layout import run_path
 from torch_bench.store.reader import load_history
 
 CHROMIUM = "/usr/bin/chromium"
@@ -50,15 +54,43 @@ def site(tmp_path_factory):
     return build_site(load_history(root / "data"), root / "site", finder=step_finder)
 
 
-@pytest.fixture(scope="module")
-def base_url(site):
-    handler = functools.partial(QuietHandler, directory=str(site))
+@contextlib.contextmanager
+def served(folder):
+    handler = functools.partial(QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base_url(site):
+    with served(site) as url:
+        yield url
+
+
+def lstm_run(index: int):
+    """An rnns run whose variants all share their sizes and device, as fastrnns runs do."""
+    sizes = {"device": "cpu", "seq_length": 100, "hidden_size": 512}
+    results = [measured("rnns", "lstm", "forward_time", [2.0 + 0.01 * index + k] * 3,
+                        params={**sizes, "variant": variant})
+               for k, variant in enumerate(("cudnn", "jit", "py"))]
+    return new_run(results, created_at=f"2026-02-{index + 1:02d}T12:00:00Z",
+                   git={"repository": "octo/net", "sha": sha_of(index), "branch": "main"},
+                   ci={"provider": "local"}, env={"torch": "2.6.0", "fingerprint": "f00d"})
+
+
+@pytest.fixture(scope="module")
+def lstm_url(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lstm-dashboard")
+    for run in (lstm_run(i) for i in range(3)):
+        save_run(run, root / "data" / run_path(run))
+    with served(build_site(load_history(root / "data"), root / "site")) as url:
+        yield url
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -319,3 +351,87 @@ def test_benchmark_page_draws_its_trend_without_loading_plotly(page, base_url, s
     page.select_option("#branch", "main")  # a control asks for the interactive chart
     page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
     assert any("plotly" in url for url in loaded)
+
+
+def test_trend_cards_drawn_together_each_fit_their_own_card(page, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    visit(page, base_url, suite)
+    page.wait_for_function("() => document.querySelectorAll("
+                           "\"figure.trend[data-rendered='1'] svg\").length >= 4")
+    drawn = page.eval_on_selector_all(
+        "figure.trend[data-rendered='1'] .trend-chart", "holders => holders.map(h => "
+        "[h.clientWidth, h.querySelector('svg').viewBox.baseVal.width])")
+    assert all(width == view for width, view in drawn)
+    bands = page.eval_on_selector_all("figure.trend svg rect.band title",
+                                      "titles => titles.map(t => t.textContent)")
+    number = r"-?\d{1,3}(,\d{3})*(\.\d+)?"
+    assert bands and all(re.fullmatch(f"noise band {number} – {number}", b) for b in bands)
+
+
+def test_compare_rows_show_only_the_params_they_differ_in(page, lstm_url):
+    visit(page, lstm_url, "compare.html")
+    shared = "device=cpu, hidden_size=512, seq_length=100"
+    table = "#compare-table"
+    page.wait_for_selector("#compare-form[data-ready='1']")
+    for drawn_by in ("the site", "the page"):
+        assert page.inner_text("#compare-shared .params") == shared, drawn_by
+        params = page.locator(f"{table} tbody td.params").all_inner_texts()
+        assert params == ["variant=cudnn", "variant=jit", "variant=py"], drawn_by
+        page.fill("#compare-search", "hidden_size=512")  # shared params still match a search
+        assert visible_rows(page, table) == 3, drawn_by
+        page.fill("#compare-search", "")
+        page.select_option("#run-a", index=2)  # another pair: the table is drawn in the page
+        page.wait_for_selector(f"{table}[data-rendered='1']")
+
+
+# Notes, at each trend fetch, whether that card is on screen and how many on-screen cards
+# were drawn by then.
+FETCH_LOG = """
+window.__trendFetches = [];
+const pageFetch = window.fetch;
+window.fetch = function (url, ...rest) {
+  const onScreen = (el) => el.getBoundingClientRect().top < innerHeight;
+  const cards = Array.from(document.querySelectorAll("figure.trend")).filter(onScreen);
+  const card = document.querySelector(`figure.trend[data-trend="${url}"]`);
+  if (card) window.__trendFetches.push({ onScreen: onScreen(card), screenDrawn:
+    cards.filter((c) => c.getAttribute("data-rendered") === "1").length, screen: cards.length });
+  return pageFetch.call(this, url, ...rest);
+};
+"""
+
+
+def test_cards_below_the_screen_wait_until_the_cards_on_it_are_drawn(browser, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    context = browser.new_context(viewport={"width": 900, "height": 520})
+    tab = context.new_page()
+    tab.add_init_script(FETCH_LOG)
+    try:
+        tab.goto(base_url + suite)
+        tab.wait_for_function("() => window.__trendFetches.some((f) => !f.onScreen)",
+                              timeout=15000)
+        fetches = tab.evaluate("() => window.__trendFetches")
+        below = [f for f in fetches if not f["onScreen"]]
+        assert len(fetches) - len(below) == fetches[0]["screen"] > 0
+        assert all(f["screenDrawn"] == f["screen"] for f in below)
+        # and they are drawn too, before the reader scrolls to them
+        tab.wait_for_function("() => document.querySelectorAll("
+                              "\"figure.trend[data-rendered='1']\").length === "
+                              f"{len(fetches)}", timeout=15000)
+    finally:
+        context.close()
+
+
+def test_table_and_cards_below_the_screen_are_laid_out_only_near_the_view(page, base_url, site):
+    suite = next((site / "suites").glob("transformers-*.html")).relative_to(site).as_posix()
+    page.set_viewport_size({"width": 900, "height": 160})  # "near" grows with the view
+    visit(page, base_url, suite)
+    skipped = "el => !el.checkVisibility({contentVisibilityAuto: true})"
+    last_row = page.locator("#suite-table tbody tr").last
+    last_card = page.locator("figure.trend figcaption").last  # inside the card: skipped
+    wait_rendered(page, "figure.trend")  # the page has settled what is near the view
+    assert last_row.evaluate(skipped) and last_card.evaluate(skipped)
+    assert "t5" in last_row.text_content()  # still in the page, for search and find
+    last_row.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.checkVisibility({contentVisibilityAuto: true})",
+                           arg=last_row.element_handle())
+    assert last_row.is_visible()

@@ -76,9 +76,10 @@
     return element;
   }
 
-  function drawTrend(holder, trend) {
-    const width = holder.clientWidth || 230;
-    const height = holder.clientHeight || 64;
+  // `size` ({width, height}) saves a layout per chart when many are drawn at once.
+  function drawTrend(holder, trend, size) {
+    const width = (size ? size.width : holder.clientWidth) || 230;
+    const height = (size ? size.height : holder.clientHeight) || 64;
     const pad = 4;
     const values = trend.median;
     const all = values.concat(trend.band || []);
@@ -114,25 +115,65 @@
     holder.replaceChildren(svg);
   }
 
+  // Measures every holder first and then draws them all: one layout for the whole batch
+  // instead of one per chart (reading a size after a drawing forces the page's layout again).
+  function drawTrends(drawings) {
+    const sizes = drawings.map((d) => ({ width: d.holder.clientWidth, height: d.holder.clientHeight }));
+    drawings.forEach((d, k) => {
+      drawTrend(d.holder, d.trend, sizes[k]);
+      if (d.done) d.done();
+    });
+  }
+
   function setupTrends() {
     const cards = Array.from(document.querySelectorAll("[data-trend]"));
     if (!cards.length) return;
+    // Trend files arrive one by one; the cards whose data came in during a frame are drawn
+    // together just before that frame is painted.
+    let pending = [];
+    function drawPending() {
+      const batch = pending;
+      pending = [];
+      drawTrends(batch);
+    }
     function show(card) {
       const holder = card.querySelector(".trend-chart");
-      fetchJSON(card.dataset.trend)
-        .then((trend) => { drawTrend(holder, trend); markRendered(card); })
+      return fetchJSON(card.dataset.trend)
+        .then((trend) => new Promise((drawn) => {
+          if (!pending.length) requestAnimationFrame(drawPending);
+          pending.push({ holder: holder, trend: trend, done: () => { markRendered(card); drawn(); } });
+        }))
         .catch((error) => showProblem(holder, "Could not load the data: " + error.message));
     }
     if (!("IntersectionObserver" in window)) {
       cards.forEach(show);
       return;
     }
+    // Cards on screen are fetched at once; those just below it wait until the cards on
+    // screen are drawn, so they do not compete with them for the first connections.
+    let onScreenLoading = 0;
+    let nearby = [];
+    function showNearby() {
+      const waiting = nearby;
+      nearby = [];
+      waiting.forEach(show);
+    }
     const observer = new IntersectionObserver((entries) => {
       entries.forEach((entry) => {
         if (!entry.isIntersecting) return;
         observer.unobserve(entry.target);
-        show(entry.target);
+        const box = entry.boundingClientRect;
+        if (box.top < innerHeight && box.bottom > 0) {
+          onScreenLoading += 1;
+          show(entry.target).finally(() => {
+            onScreenLoading -= 1;
+            if (onScreenLoading === 0) showNearby();
+          });
+        } else {
+          nearby.push(entry.target);
+        }
       });
+      if (onScreenLoading === 0) showNearby();
     }, { rootMargin: "200px 0px" });
     cards.forEach((card) => observer.observe(card));
   }
@@ -159,18 +200,23 @@
     if (!source) return;
     const charts = JSON.parse(source.textContent);
     // Plain SVG like the trend cards: the overview loads no chart library.
-    document.querySelectorAll("[data-summary-chart]").forEach((element) => {
+    const elements = Array.from(document.querySelectorAll("[data-summary-chart]"));
+    elements.forEach((element) => element.classList.add("trend-chart", "summary-chart"));
+    drawTrends(elements.map((element) => {
       const chart = charts[Number(element.dataset.summaryChart)];
-      element.classList.add("trend-chart", "summary-chart");
-      drawTrend(element, { median: chart.y, change_points: [], band: null });
-      const title = document.createElementNS(SVG, "title");
-      const last = chart.y.length - 1;
-      title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
-        chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
-      element.querySelector("svg").appendChild(title);
-      element.setAttribute("data-points", String(chart.y.length));
-      markRendered(element);
-    });
+      return { holder: element, trend: { median: chart.y, change_points: [], band: null },
+               done: () => summaryDrawn(element, chart) };
+    }));
+  }
+
+  function summaryDrawn(element, chart) {
+    const title = document.createElementNS(SVG, "title");
+    const last = chart.y.length - 1;
+    title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
+      chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
+    element.querySelector("svg").appendChild(title);
+    element.setAttribute("data-points", String(chart.y.length));
+    markRendered(element);
   }
 
   // -- Suite -----------------------------------------------------------------------------------
@@ -209,11 +255,15 @@
       escapeText(p.date[i]) + "<br>" + escapeText(p.env[i]);
   }
 
+  // en-US grouping without Intl: the first Intl formatter of a page costs tens of
+  // milliseconds (locale data), a cost paid on the main thread while the page loads.
   function formatNumber(value) {
     if (value == null || !isFinite(value)) return "—";
     const magnitude = Math.abs(value);
-    return value.toLocaleString("en-US",
-      { maximumFractionDigits: magnitude >= 100 ? 1 : magnitude >= 1 ? 3 : 5 });
+    const parts = magnitude.toFixed(magnitude >= 100 ? 1 : magnitude >= 1 ? 3 : 5).split(".");
+    const whole = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    const fraction = (parts[1] || "").replace(/0+$/, "");
+    return (value < 0 ? "-" : "") + whole + (fraction ? "." + fraction : "");
   }
 
   function selectedIndexes(points, branch) {
@@ -502,6 +552,18 @@
   }
 
   // -- Compare ---------------------------------------------------------------------------------
+  // benchmarks.json gives params as "k=v, k=v" (sorted by key); a new item starts at ", "
+  // followed by a key and "=", so a value holding ", " stays whole unless a "=" follows.
+  function paramItems(text) {
+    return text ? text.split(/, (?=[^,=]+=)/) : [];
+  }
+
+  // The items every list has (none for a single list: there is nothing to factor out).
+  function commonItems(lists) {
+    if (lists.length < 2) return [];
+    return lists[0].filter((item) => lists.every((list) => list.includes(item)));
+  }
+
   function comparePage() {
     const form = document.getElementById("compare-form");
     if (!form) return;
@@ -512,10 +574,13 @@
     let runs = [];
     let benchmarks = [];
 
+    const shared = document.getElementById("compare-shared");
+
+    // Searches the params a row shares with the others too, though only its own are shown.
     function filterRows() {
       const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
       table.querySelectorAll("tbody tr").forEach((row) => {
-        const text = row.textContent.toLowerCase();
+        const text = (row.textContent + " " + (row.dataset.params || "")).toLowerCase();
         row.hidden = !words.every((w) => text.includes(w));
       });
     }
@@ -555,8 +620,12 @@
         values[k].set(pos, { median: median, status: status })));
       const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
         .sort((x, y) => x - y);
+      const params = positions.map((pos) => paramItems(benchmarks[pos].params));
+      const common = commonItems(params);
+      shared.querySelector(".params").textContent = common.join(", ");
+      shared.hidden = common.length === 0;
       const body = document.createElement("tbody");
-      positions.forEach((pos) => {
+      positions.forEach((pos, k) => {
         const bench = benchmarks[pos];
         const va = values[0].get(pos);
         const vb = values[1].get(pos);
@@ -569,7 +638,9 @@
         link.href = root + bench.page;
         link.textContent = bench.title;
         name.appendChild(link);
-        row.append(name, cell(bench.params, "params"), cell(bench.unit), cell(show(va), "num"),
+        row.dataset.params = bench.params;
+        row.append(name, cell(params[k].filter((item) => !common.includes(item)).join(", "), "params"),
+                   cell(bench.unit), cell(show(va), "num"),
                    cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
                    cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
                         ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
