@@ -298,3 +298,12 @@ def test_site_ships_the_partial_plotly_bundle_and_no_script_over_1_5_mb(tmp_path
     assert f'data-plotly="../{paths.PLOTLY_FILE}"' in benchmark_page  # loaded on first use
     assert "<script src=" not in benchmark_page.replace('<script src="../static/dashboard.js"',
                                                         "")
+
+
+def test_a_trend_card_says_the_unit_once(model):
+    from torch_bench.render.noise_band import noise_band
+    from torch_bench.render.trends import trend_card
+
+    bert = series_named(model, "bert", dtype="float32", batch_size=1)
+    card = trend_card(bert, [], noise_band(bert, "main"), "main")
+    assert card.latest.count(bert.unit) == 1, card.latest

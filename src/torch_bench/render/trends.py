@@ -50,7 +50,7 @@ def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
     latest = float(series.points.median[-1]) if len(series.points) else None
     return TrendCard(series=series, page=paths.benchmark_page(series),
                      data_file=paths.trend_data(series),
-                     latest=f"{format_value(latest, series.unit)} {series.unit}"
+                     latest=format_value(latest, series.unit)
                      if was_measured(latest, series.unit) else NOT_MEASURED, flag=flag,
                      css=css)
 
