@@ -53,10 +53,15 @@ def history(tmp_path, capsys):
     return data, tmp_path / "site"
 
 
-def assert_same_as_fresh(data: Path, updated: Path, tmp_path: Path, capsys) -> None:
+def assert_same_as_fresh(data: Path, updated: Path, tmp_path: Path, capsys,
+                         cache_inside: bool = True) -> None:
     fresh = tmp_path / "fresh"
     site(data, fresh, capsys)
-    assert tree(updated) == tree(fresh)
+    kept_apart = {f"{paths.BUILD_CACHE_DIR}/{name}"
+                  for name in (INDEX_NAME, ROWS_NAME, "changepoints.json")}
+    expected = {path: content for path, content in tree(fresh).items()
+                if cache_inside or path not in kept_apart}
+    assert tree(updated) == expected
 
 
 def test_a_new_run_file_is_the_only_file_read(history, tmp_path, capsys):
@@ -107,3 +112,40 @@ def test_a_broken_file_is_reported_by_every_build(history, tmp_path, capsys):
     assert "skipped" in site(data, out, capsys) and str(broken) in capsys.readouterr().err + \
         site(data, out, capsys)
     assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+def git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
+    """As in CI: every job clones the data branch anew (new modification times) and builds
+    into a fresh folder; the cache restored between jobs is a folder of its own."""
+    origin = tmp_path / "origin"
+    for i in range(30):
+        store(origin / "data", a_run(i))
+    git(origin, "init", "-q")
+    git(origin, "add", ".")
+    git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "runs")
+    cache = tmp_path / "cache"
+    first = tmp_path / "clone1"
+    git(tmp_path, "clone", "-q", str(origin), str(first))
+    assert main(["site", "--data", str(first / "data"), "--out", str(tmp_path / "site1"),
+                 "--cache", str(cache)]) == 0
+    assert "read 30 data files, 0 from the cache" in capsys.readouterr().err
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [INDEX_NAME, "changepoints.json", ROWS_NAME])
+    assert not (tmp_path / "site1" / paths.BUILD_CACHE_DIR / ROWS_NAME).exists()
+    second = tmp_path / "clone2"
+    git(tmp_path, "clone", "-q", str(origin), str(second))
+    store(second / "data", a_run(30))  # the new run, not committed yet
+    edited = store(second / "data", a_run(5, scale=2.0))  # and one committed file changed
+    os.utime(edited, ns=(0, 0))
+    assert main(["site", "--data", str(second / "data"), "--out", str(tmp_path / "site2"),
+                 "--cache", str(cache)]) == 0
+    assert "read 2 data files, 29 from the cache" in capsys.readouterr().err
+    assert_same_as_fresh(second / "data", tmp_path / "site2", tmp_path, capsys,
+                         cache_inside=False)

@@ -56,6 +56,11 @@ def register(subparsers) -> None:
                              f"history, extending what the previous build into --out found)")
     parser.add_argument("--repository", metavar="OWNER/NAME",
                         help="only runs of this repository")
+    parser.add_argument("--cache", metavar="FOLDER",
+                        help="keep the build cache (the rows read from the data folder, the "
+                             "change points found) in FOLDER instead of inside --out, so a "
+                             "build into a fresh --out (a CI job) still reads only new data "
+                             "files; created when missing")
     parser.set_defaults(handler=handle)
 
 
@@ -88,6 +93,7 @@ def handle(args: argparse.Namespace) -> int:
             args.data, args.out, where=RunFilter(repository=args.repository),
             baseline_branch=args.baseline_branch,
             change_point_window=args.change_point_window or None, keep=keep,
+            cache_dir=Path(args.cache) if getattr(args, "cache", None) else None,
             problem=lambda problem: print(f"torch-bench: warning: skipped {problem}",
                                           file=sys.stderr),
             progress=lambda message: print(f"site: {message}", file=sys.stderr))

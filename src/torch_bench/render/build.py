@@ -25,6 +25,7 @@ from torch_bench.render.writer import SITE_MARKER, write_site
 from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
+MEMO_NAME = "changepoints.json"  # in the build-cache folder (paths.CHANGE_POINT_MEMO)
 # 0: change points are searched in the whole history (a positive N: the newest N runs only).
 CHANGE_POINT_WINDOW = 0
 
@@ -38,15 +39,15 @@ def default_change_point_finder() -> ChangePointFinder:
     return getattr(module, "find_change_points", no_change_points)
 
 
-def remembering_finder(out: Path) -> tuple[ChangePointFinder, Callable[[], Any]] | None:
-    """A whole-history finder primed with the memo of the site at `out` (if any), and a
-    function giving the memo to store with the new site; None without the analysis module."""
+def remembering_finder(cache: Path) -> tuple[ChangePointFinder, Callable[[], Any]] | None:
+    """A whole-history finder primed with the memo in the build-cache folder `cache` (if
+    any), and a function giving the memo to keep; None without the analysis module."""
     try:
         module = import_module(CHANGE_POINT_MODULE)
         search, memo_type = module.find_change_points_whole, module.ChangePointMemo
     except (ImportError, AttributeError):
         return None
-    memo = memo_type(read_memo(out / paths.CHANGE_POINT_MEMO))
+    memo = memo_type(read_memo(cache / MEMO_NAME))
 
     def finder(values: Sequence[float]):
         return search(values, memo)
@@ -71,27 +72,55 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
                change_point_window: int | None = CHANGE_POINT_WINDOW,
                keep: tuple[str, ...] = (),
                progress: Callable[[str], None] = lambda message: None,
-               moved: Mapping[str, Path] | None = None, carried: Iterable[str] = ()) -> Path:
+               moved: Mapping[str, Path] | None = None, carried: Iterable[str] = (),
+               cache_dir: Path | None = None) -> Path:
+    """Build the site into `out`. The build cache (change-point memo) is kept in the site,
+    or in `cache_dir` when given (then `moved` files go there too, after the site is
+    written)."""
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     remembered = None
     if finder is None and not change_point_window:
-        remembered = remembering_finder(Path(out))
+        remembered = remembering_finder(cache_dir or Path(out) / paths.BUILD_CACHE_DIR)
     if remembered is not None:
         finder = remembered[0]
     plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None)
     progress("change points searched")
-    extra = [(paths.CHANGE_POINT_MEMO, remembered[1]())] if remembered is not None else []
-    return write_site(plan, extra, out, progress, keep, moved, carried)
+    memo = remembered[1]() if remembered is not None else None
+    if cache_dir is None:
+        extra = [(paths.CHANGE_POINT_MEMO, memo)] if memo is not None else []
+        return write_site(plan, extra, out, progress, keep, moved, carried)
+    site = write_site(plan, [], out, progress, keep)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    if memo is not None:
+        scratch = cache_dir / f".{MEMO_NAME}.new"
+        scratch.write_text(json.dumps(memo, separators=(",", ":")), encoding="utf-8")
+        os.replace(scratch, cache_dir / MEMO_NAME)
+    for name, file in (moved or {}).items():
+        os.replace(file, cache_dir / name)
+    return site
 
 
 def build_site_from_data(data: str | os.PathLike, out: str | os.PathLike, *,
                          where: RunFilter = EVERY_RUN,
                          problem: Callable[[str], None] = lambda message: None,
                          progress: Callable[[str], None] = lambda message: None,
-                         **options: Any) -> Path:
-    """Build the site of a data folder, reading only the data files the build cache of the
-    site at `out` does not already hold (history_cache.py), and keeping the cache there."""
+                         cache_dir: Path | None = None, **options: Any) -> Path:
+    """Build the site of a data folder, reading only the data files the build cache does not
+    already hold (history_cache.py): the cache of the site at `out`, kept there, or the one
+    in `cache_dir` when given (a folder of its own, say one CI restores between jobs)."""
+    if cache_dir is not None:
+        history = load_columns(data, cache_dir, where, progress,
+                               scratch_in=cache_dir.resolve().parent)
+        try:
+            for message in history.problems:
+                problem(message)
+            progress(f"read {history.files_read} data files, {history.files_cached} from "
+                     f"the cache")
+            return build_site(history.columns, out, progress=progress, cache_dir=cache_dir,
+                              moved=history.cache_files, **options)
+        finally:
+            history.discard()
     cache_dir = Path(out) / paths.BUILD_CACHE_DIR
     previous = cache_dir if (Path(out) / SITE_MARKER).is_file() else None
     history = load_columns(data, previous, where, progress,

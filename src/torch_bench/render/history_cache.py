@@ -5,9 +5,12 @@ The cache is two files in the site's build-cache folder: `history.json` lists, p
 (run files, then archives, in the reader's order) its key, the problems found in it, the
 facts of its runs and which descriptor table its rows use (tables are shared: most runs
 measure the same benchmarks); `history.npz` holds the row arrays of every file, one after the
-other. A file's key is its size and modification time in nanoseconds: a file rewritten in
-place (`data rename`) or replaced (`data compact`) gets a new one. The cache also carries the
-renderer's fingerprint, so a new version of the tool never reads an older one's cache.
+other. A file's key is its git blob id when the data folder is a git checkout and the file is
+committed unchanged (so a fresh clone of the data branch, as every CI job makes, still finds
+its files in a cache restored from an earlier job), else its size and modification time in
+nanoseconds: a file rewritten in place (`data rename`) or replaced (`data compact`) gets a new
+key either way. The cache also carries the renderer's fingerprint, so a new version of the
+tool never reads an older one's cache.
 
 Reading with the cache gives exactly the Columns that reading every file would (tested).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
@@ -81,6 +85,31 @@ def file_key(path: Path) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
+def git_blob_ids(folder: Path) -> dict[str, str]:
+    """Blob id of every file under `folder` that git tracks and that is unchanged in the work
+    tree (paths relative to `folder`); empty when it is not a git checkout or git fails."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                                  text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    staged = git("ls-files", "--stage", "-z", "--", ".")
+    modified = git("ls-files", "--modified", "--deleted", "-z", "--", ".")
+    if staged is None or modified is None:
+        return {}
+    changed = set(modified.split("\0"))
+    blobs = {}
+    for entry in staged.split("\0"):
+        info, _, path = entry.partition("\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[2] == "0" and path not in changed:
+            blobs[path] = f"git:{fields[1]}"
+    return blobs
+
+
 def data_files(root: Path) -> list[Path]:
     """Run files then archives, each in path order: the order the reader takes them in."""
     return [*run_files(root), *archive_files(root)]
@@ -126,10 +155,11 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
     shared: dict = {}
     read = 0
     paths = data_files(folder)
+    blobs = git_blob_ids(folder) if paths else {}
     for number, path in enumerate(paths, 1):
         relative = path.relative_to(folder).as_posix()
         try:
-            key = file_key(path)
+            key = blobs.get(relative) or file_key(path)
         except OSError:
             key = ""
         entry = cached.get(relative)
