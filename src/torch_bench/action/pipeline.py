@@ -50,7 +50,8 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         if inputs["compact-after"]:
             stages.compact(target, creds, inputs["compact-after"])
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
-        stages.publish(target, creds, paths, inputs["site-folder"])
+        stages.publish(target, creds, paths, inputs["site-folder"],
+                       stages.site_cache(environ))
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
 
     stages.write_outputs({
@@ -66,7 +67,8 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
     inputs = read_inputs(environ, SITE_INPUTS)
     target = stages.data_target(inputs, environ)
     stages.publish(target, stages.credentials(target, environ),
-                   stages.Paths(Path(inputs["output-dir"]).resolve()), inputs["site-folder"])
+                   stages.Paths(Path(inputs["output-dir"]).resolve()), inputs["site-folder"],
+                   stages.site_cache(environ))
     url = read_context(environ).dashboard_url(inputs["site-folder"])
     stages.write_outputs({"dashboard-url": url}, environ)
     return 0

@@ -222,10 +222,20 @@ def compact(target: Target, creds: Credentials | None, months: int,
     print("history compacted" if report.commit else "nothing to compact", file=sys.stderr)
 
 
+SITE_CACHE = "torch-bench-site-cache"  # under RUNNER_TEMP; the actions restore it by name
+
+
+def site_cache(environ: Mapping[str, str]) -> Path | None:
+    """The dashboard's build cache, kept between jobs by the action's cache step."""
+    temp = environ.get("RUNNER_TEMP")
+    return Path(temp) / SITE_CACHE if temp else None
+
+
 def publish(target: Target, creds: Credentials | None, paths: Paths,
-            site_folder: str = ".") -> None:
+            site_folder: str = ".", cache: Path | None = None) -> None:
     def build(data: Path) -> Path:
-        cli("site", "--data", data, "--out", paths.site)
+        cli("site", "--data", data, "--out", paths.site,
+            *(("--cache", cache) if cache is not None else ()))
         (paths.site / ".nojekyll").write_text("")  # serve every file as it is
         # Each job builds into a fresh folder, so the build cache would only grow the branch.
         shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
