@@ -9,15 +9,18 @@ other. A file's key is its git blob id when the data folder is a git checkout an
 committed unchanged (so a fresh clone of the data branch, as every CI job makes, still finds
 its files in a cache restored from an earlier job), else its size and modification time in
 nanoseconds: a file rewritten in place (`data rename`) or replaced (`data compact`) gets a new
-key either way. The cache also carries the renderer's fingerprint, so a new version of the
-tool never reads an older one's cache.
+key either way. The cache also carries a fingerprint of the tool's version and of the code
+that makes rows from run documents (`reader_fingerprint`), so a tool that would read the
+files differently never uses it; a change to the pages alone keeps it.
 
 Reading with the cache gives exactly the Columns that reading every file would (tested).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+import torch_bench
 from torch_bench.errors import UserError
 from torch_bench.render.columns import (
     ROW_FIELDS,
@@ -39,13 +43,16 @@ from torch_bench.render.columns import (
     block_of_runs,
     join_blocks,
 )
-from torch_bench.render.content_key import renderer_fingerprint
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.layout import archive_files, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
 CACHE_FORMAT = 1
+# The modules whose code decides what the cache holds.
+READER_MODULES = ("torch_bench.render.columns", "torch_bench.render.history_cache",
+                  "torch_bench.results.schema", "torch_bench.results.document",
+                  "torch_bench.store.archive")
 INDEX_NAME = "history.json"
 ROWS_NAME = "history.npz"
 
@@ -78,6 +85,17 @@ class CachedHistory:
                 child.unlink(missing_ok=True)
             self.scratch.rmdir()
             self.scratch = None
+
+
+@functools.cache
+def reader_fingerprint() -> str:
+    hasher = hashlib.sha1(torch_bench.__version__.encode())
+    for name in READER_MODULES:
+        source = importlib.util.find_spec(name)
+        if source is None or source.origin is None:
+            continue
+        hasher.update(name.encode() + b"\0" + Path(source.origin).read_bytes())
+    return hasher.hexdigest()[:20]
 
 
 def file_key(path: Path) -> str:
@@ -205,7 +223,7 @@ def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
                       "runs": entry.block.runs, "table": entry.table,
                       "statuses": entry.block.statuses, "errors": entry.block.errors,
                       "rows": entry.block.size})
-    index = {"format": CACHE_FORMAT, "renderer": renderer_fingerprint(), "tables": tables,
+    index = {"format": CACHE_FORMAT, "reader": reader_fingerprint(), "tables": tables,
              "files": files}
     (folder / INDEX_NAME).write_text(json.dumps(index, separators=(",", ":")),
                                      encoding="utf-8")
@@ -221,7 +239,7 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
     version, or damaged in any way (the cache is only ever a shortcut)."""
     try:
         index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
-        if index.get("format") != CACHE_FORMAT or index.get("renderer") != renderer_fingerprint():
+        if index.get("format") != CACHE_FORMAT or index.get("reader") != reader_fingerprint():
             return {}
         with np.load(folder / ROWS_NAME, allow_pickle=False) as stored:
             rows = {name: np.asarray(stored[name], dtype) for name, dtype in ROW_FIELDS}
