@@ -20,7 +20,8 @@ a page that then draws one chart. Prints per history length:
 Targets: build in seconds at 1,000 runs; first visit under 1 MB plus Plotly, the same at
 100 and 1,000 runs.
 
-With --update: per history length, a full build of N - 1 runs, the update with the Nth run
+With --update: per history length, from a data folder of run files (as `torch-bench site`
+reads it, with its build cache), a full build of N - 1 runs, the update with the Nth run
 into the same folder (reusing the change-point memo kept there), a full build of N runs into
 a fresh folder, whether update and full build are byte-identical, and the process's peak
 RSS. Target: the update at most a quarter of the full build. Also the update with a newest
@@ -64,7 +65,7 @@ from pathlib import Path
 
 from torch_bench.metrics import get_metric
 from torch_bench.render import paths
-from torch_bench.render.build import build_site
+from torch_bench.render.build import build_site, build_site_from_data
 from torch_bench.render.model import no_change_points
 from torch_bench.render.writer import plotly_js
 from torch_bench.results.schema import Result, Run
@@ -296,25 +297,31 @@ def tree_digest(root: Path) -> str:
 
 
 def measure_update(runs: int, benchmarks: int, work: Path) -> dict:
-    """Full build of runs - 1, then the update with the newest run into the same folder, then
-    a full build of all runs into a fresh folder; the two results compared byte by byte. Also
-    the update with a newest run that measured a tenth of the benchmarks (into a copy)."""
+    """From a data folder of run files, as `torch-bench site` builds: a full build of runs - 1,
+    then the update with the newest run file into the same folder, then a full build of all
+    runs into a fresh folder; the two results compared byte by byte. Also the update with a
+    newest run that measured a tenth of the benchmarks (into a copy)."""
     history = synthetic_history(runs, benchmarks=benchmarks)
+    data = work / "data"
+    write_data_folder(History(history.runs[:-1]), data)
     started = time.perf_counter()
-    build_site(History(history.runs[:-1]), work / "site")
+    build_site_from_data(data, work / "site")
     before_s = time.perf_counter() - started
     shutil.copytree(work / "site", work / "partial")
+    shutil.copytree(data, work / "partial-data")
     newest = history.runs[-1]
     partial = dataclasses.replace(newest, results=newest.results[:max(benchmarks // 10, 1)])
+    write_data_folder(History((partial,)), work / "partial-data")
     messages: list[str] = []
     started = time.perf_counter()
-    build_site(History((*history.runs[:-1], partial)), work / "partial", progress=messages.append)
+    build_site_from_data(work / "partial-data", work / "partial", progress=messages.append)
     partial_s = time.perf_counter() - started
+    write_data_folder(History((newest,)), data)
     started = time.perf_counter()
-    build_site(history, work / "site")
+    build_site_from_data(data, work / "site")
     update_s = time.perf_counter() - started
     started = time.perf_counter()
-    build_site(history, work / "fresh")
+    build_site_from_data(data, work / "fresh")
     full_s = time.perf_counter() - started
     return {"before_s": before_s, "update_s": update_s, "full_s": full_s,
             "partial_s": partial_s, "partial_files": "; ".join(

@@ -38,6 +38,7 @@ def template_environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates ship with the package: no stat of each per page
     )
     env.filters["json_for_html"] = lambda data: markupsafe.Markup(json_for_html(data))
     return env
