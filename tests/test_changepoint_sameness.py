@@ -22,6 +22,7 @@ from torch_bench.analyze.changepoints import (
     ChangePoint,
     ChangePointMemo,
     find_change_points,
+    find_change_points_many,
     find_change_points_whole,
 )
 
@@ -98,6 +99,24 @@ def test_a_memo_kept_while_the_series_grows_gives_the_same_change_points(seed):
         memo = ChangePointMemo(json.loads(json.dumps(memo.kept())))
         oracle_memo = OracleMemo(oracle_memo.kept())
         n += int(rng.choice([1, 1, 1, 2, 7, 26, 60, 240]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_histories_searched_together_give_each_one_its_own_change_points(seed):
+    """As the dashboard searches them: all benchmarks at once, growing together, a memo kept
+    between builds; short, flat and invalid histories among them."""
+    rng = np.random.default_rng(5000 + seed)
+    histories = [draw_series(rng, int(rng.integers(2, 400))) for _ in range(60)]
+    histories[3] = np.ones(50)
+    histories[4] = np.asarray([1.0, -1.0, 2.0, 2.0, 2.0, 2.0, 2.0])
+    memo, oracle_memo = ChangePointMemo(), OracleMemo()
+    for grow in (0, 1, 1, 30):
+        grown = [h[:max(h.size - 30 + grow, 2)] for h in histories] if grow < 30 else histories
+        found = find_change_points_many(grown, memo)
+        for history, answer in zip(grown, found, strict=True):
+            assert_same(answer, oracle_find_change_points_whole(history, oracle_memo))
+        memo = ChangePointMemo(json.loads(json.dumps(memo.kept())))
+        oracle_memo = OracleMemo(oracle_memo.kept())
 
 
 def test_the_same_series_again_is_answered_from_the_memo_with_the_same_change_points():

@@ -155,17 +155,23 @@ def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change
     """Segment starts (relative to the piece, merged as `find_change_points` merges them) of
     each piece series[lo:hi] (at least 2 x min_segment and at most MAX_TABLE_SEARCH points),
     searched together in batches."""
+    return _search_arrays([series[lo:hi] for lo, hi in pieces], min_change, min_segment)
+
+
+def _search_arrays(arrays: list[np.ndarray], min_change: float,
+                   min_segment: int) -> list[list[int]]:
+    """`_search_pieces` of separate arrays (pieces of one series or of several)."""
     found = []
-    for first in range(0, len(pieces), PIECES_PER_BATCH):
-        batch = pieces[first:first + PIECES_PER_BATCH]
-        width = max(hi - lo for lo, hi in batch)
-        logs = [np.log(series[lo:hi]) for lo, hi in batch]
+    for first in range(0, len(arrays), PIECES_PER_BATCH):
+        batch = arrays[first:first + PIECES_PER_BATCH]
+        width = max(piece.size for piece in batch)
+        logs = [np.log(piece) for piece in batch]
         stacked = np.stack([np.pad(row, (0, width - row.size), mode="edge") for row in logs])
         beta = np.asarray([_search_penalty(row) for row in logs])
-        sizes = [hi - lo for lo, hi in batch]
-        for (lo, hi), ends in zip(batch, _pelt_l1_table(stacked, sizes, beta, min_segment),
-                                  strict=True):
-            found.append(_merge(series[lo:hi], [0, *ends[:-1]], min_change)[0])
+        sizes = [piece.size for piece in batch]
+        for piece, ends in zip(batch, _pelt_l1_table(stacked, sizes, beta, min_segment),
+                               strict=True):
+            found.append(_merge(piece, [0, *ends[:-1]], min_change)[0])
     return found
 
 
@@ -416,31 +422,55 @@ def find_change_points_whole(values: Sequence[float], memo: ChangePointMemo | No
     flat as the series grows when `memo` is kept between calls. Same result with or without
     a memo; a series shorter than STRIDE + CONTEXT is searched in one piece, exactly as
     `find_change_points` does."""
-    series = np.ascontiguousarray(values, dtype=float)
-    if series.size < 2 * min_segment or np.any(~np.isfinite(series)) or np.any(series <= 0):
-        return []
+    return find_change_points_many([values], memo, min_change=min_change,
+                                   min_segment=min_segment)[0]
+
+
+def find_change_points_many(histories: Sequence[Sequence[float]],
+                            memo: ChangePointMemo | None = None, *,
+                            min_change: float = MIN_CHANGE,
+                            min_segment: int = MIN_SEGMENT) -> list[list[ChangePoint]]:
+    """`find_change_points_whole` of each history, with the pieces that need a search
+    searched together (a build that adds one run to a thousand histories runs one batched
+    search instead of a thousand small ones). The same answers, the same memo."""
     memo = memo if memo is not None else ChangePointMemo()
-    complete = _complete_chunks(series.size)
-    settled_keys, whole = _memo_keys(series, complete, f"{min_change!r}:{min_segment}")
-    memo.used.update((whole, settled_keys[complete]) if complete else (whole,))
-    remembered = memo.entries.get(whole)
-    if remembered and remembered[0] == 0 and _ascending_within(remembered, 0, series.size):
-        return _describe(remembered, _medians(series, remembered))  # nothing to search
-    known = next(k for k in sorted(settled_keys, reverse=True)
-                 if k == 0 or _ascending_within(memo.entries.get(settled_keys[k]), 1, k * STRIDE))
-    starts = [0, *memo.entries[settled_keys[known]]] if known else [0]
-    todo = _chunks(series.size, known)
-    memo.searches += len(todo)
-    pieces = _search_pieces(series, [(lo, hi) for _, _, lo, hi in todo], min_change,
-                            min_segment)
-    for (owned_start, owned_end, lo, _), found in zip(todo, pieces, strict=True):
-        starts.extend(lo + i for i in found[1:] if owned_start <= lo + i < owned_end)
-    if complete:
-        open_start = todo[-1][0]
-        memo.entries[settled_keys[complete]] = [i for i in starts[1:] if i < open_start]
-    starts, medians = _merge(series, sorted(set(starts)), min_change)
-    memo.entries[whole] = starts
-    return _describe(starts, medians)
+    params = f"{min_change!r}:{min_segment}"
+    answers: list[list[ChangePoint] | None] = []
+    pending = []  # (history index, series, starts, todo, complete, settled key)
+    for index, values in enumerate(histories):
+        series = np.ascontiguousarray(values, dtype=float)
+        if series.size < 2 * min_segment or np.any(~np.isfinite(series)) or np.any(series <= 0):
+            answers.append([])
+            continue
+        complete = _complete_chunks(series.size)
+        settled_keys, whole = _memo_keys(series, complete, params)
+        memo.used.update((whole, settled_keys[complete]) if complete else (whole,))
+        remembered = memo.entries.get(whole)
+        if remembered and remembered[0] == 0 and _ascending_within(remembered, 0, series.size):
+            answers.append(_describe(remembered, _medians(series, remembered)))
+            continue
+        known = next(k for k in sorted(settled_keys, reverse=True) if k == 0 or
+                     _ascending_within(memo.entries.get(settled_keys[k]), 1, k * STRIDE))
+        starts = [0, *memo.entries[settled_keys[known]]] if known else [0]
+        todo = _chunks(series.size, known)
+        memo.searches += len(todo)
+        pending.append((index, series, starts, todo, complete, settled_keys, whole))
+        answers.append(None)
+    pieces = _search_arrays([series[lo:hi] for _, series, _, todo, *_ in pending
+                             for _, _, lo, hi in todo], min_change, min_segment)
+    position = 0
+    for index, series, starts, todo, complete, settled_keys, whole in pending:
+        found_all = pieces[position:position + len(todo)]
+        position += len(todo)
+        for (owned_start, owned_end, lo, _), found in zip(todo, found_all, strict=True):
+            starts.extend(lo + i for i in found[1:] if owned_start <= lo + i < owned_end)
+        if complete:
+            open_start = todo[-1][0]
+            memo.entries[settled_keys[complete]] = [i for i in starts[1:] if i < open_start]
+        merged, medians = _merge(series, sorted(set(starts)), min_change)
+        memo.entries[whole] = merged
+        answers[index] = _describe(merged, medians)
+    return answers  # type: ignore[return-value]
 
 
 def _ascending_within(indexes: list[int] | None, low: int, high: int) -> bool:

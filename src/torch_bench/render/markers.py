@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,23 +50,53 @@ def baseline_positions(series: Series, baseline_branch: str | None,
     return positions
 
 
+def search_input(series: Series, baseline_branch: str | None,
+                 window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, values) a change-point search looks at: the baseline branch's points (all
+    points when it has none), the newest `window` of them with a window."""
+    positions = baseline_positions(series, baseline_branch)
+    if window:
+        positions = positions[-window:]
+    return positions, series.points.median[positions]
+
+
+def marks_of(series: Series, positions: np.ndarray, found) -> list[ChangeMark]:
+    """Change points found in the searched values, as indexes into the whole series."""
+    marks = []
+    for point in found:
+        if not 0 <= point.index < len(positions):
+            continue
+        ratio = float(point.ratio)
+        worse = ratio > 1 if series.direction == "lower" else ratio < 1
+        marks.append(ChangeMark(int(positions[point.index]), float(point.before),
+                                float(point.after), ratio, worse))
+    return marks
+
+
 def change_marks(series: Series, baseline_branch: str | None, finder: ChangePointFinder,
                  window: int | None = None) -> list[ChangeMark]:
     """Change points of the baseline branch's points (all points when it has none), as
     indexes into the whole series. With `window`, only the newest `window` of those points
     are searched (the finder's cost grows faster than linearly with the length)."""
-    positions = baseline_positions(series, baseline_branch)
-    if window:
-        positions = positions[-window:]
-    values = series.points.median[positions]
+    positions, values = search_input(series, baseline_branch, window)
     if len(values) < 2:
         return []
-    marks = []
-    for found in finder(values):
-        if not 0 <= found.index < len(positions):
-            continue
-        ratio = float(found.ratio)
-        worse = ratio > 1 if series.direction == "lower" else ratio < 1
-        marks.append(ChangeMark(int(positions[found.index]), float(found.before),
-                                float(found.after), ratio, worse))
+    return marks_of(series, positions, finder(values))
+
+
+def all_change_marks(series: Sequence[Series], baseline_branch: str | None,
+                     finder: ChangePointFinder,
+                     window: int | None = None) -> dict[str, list[ChangeMark]]:
+    """`change_marks` of every series by key; a finder with a `many` attribute (a function of
+    a list of value sequences) searches them all in one call."""
+    many = getattr(finder, "many", None)
+    if many is None:
+        return {s.key: change_marks(s, baseline_branch, finder, window) for s in series}
+    inputs = {s.key: (s, *search_input(s, baseline_branch, window)) for s in series}
+    searched = [key for key, (_, _, values) in inputs.items() if len(values) >= 2]
+    found = many([inputs[key][2] for key in searched])
+    marks: dict[str, list[ChangeMark]] = {key: [] for key in inputs}
+    for key, points in zip(searched, found, strict=True):
+        one, positions, _ = inputs[key]
+        marks[key] = marks_of(one, positions, points)
     return marks

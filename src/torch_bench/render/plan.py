@@ -18,7 +18,7 @@ from torch_bench.render.content_key import (
     text_digests,
 )
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
-from torch_bench.render.markers import ChangeMark, change_marks, env_changes
+from torch_bench.render.markers import ChangeMark, all_change_marks, env_changes
 from torch_bench.render.model import ChangePointFinder, Series, SiteModel, no_change_points
 from torch_bench.render.noise_band import NoiseBand, noise_band
 
@@ -59,8 +59,7 @@ class SitePlan:
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
               change_point_window: int | None = None) -> SitePlan:
-    marks = {s.key: change_marks(s, model.baseline_branch, finder, change_point_window)
-             for s in model.series}
+    marks = all_change_marks(model.series, model.baseline_branch, finder, change_point_window)
     bands = {s.key: noise_band(s, model.baseline_branch, marks[s.key]) for s in model.series}
     siblings = data.overlay_siblings(model)
     site_pages: list[Page] = []
