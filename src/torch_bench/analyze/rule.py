@@ -1,33 +1,36 @@
-"""The rule that turns two sets of samples into a verdict on one benchmark.
+"""The rule that turns a suite's measurements into verdicts, one benchmark at a time but
+judged together.
 
-For a benchmark measured in R_base runs on the baseline and R_head runs on the head, the
-change is a *regression* (or an *improvement*, the same rule mirrored) only when all hold:
+Everything is in log space (ln of per-run medians; a ratio is a difference). For each
+benchmark the caller gathers its `Evidence` (`evidence.py`):
+- the *reference*: the base branch's runs since the benchmark's last change point (the base
+  runs among them), or the base rounds in A/B mode; the baseline level is their mean;
+- the *head*: the head's runs (or rounds);
+- the run-to-run variance s_j^2 with d_j degrees of freedom, pooled within the segments of
+  history between change points and within the head's runs;
+- the head runs' own sampling variance of their medians, from their samples: a head run
+  much noisier inside than history's runs (a busy machine) is judged with that variance
+  instead of history's;
+timings taken relative to their run's run-level shift (`shift.py`).
 
-0. the run-to-run noise is known: at least `min_history` trusted runs of history on the
-   head's fingerprint (or base and head measured side by side in A/B mode, whose rounds teach
-   the noise). Otherwise a change of at least the minimum effect is *inconclusive* with the
-   reason "not enough history (N runs; M needed)";
-1. the within-run samples differ: Mann-Whitney U, two-sided, p < `alpha` (0.001), on one
-   value per worker process (the median of its samples) when the runs were spread over
-   several processes, else on the pooled per-iteration samples. When the processes are too
-   few for any p below `alpha` to be possible, this condition is left to condition 2;
-2. the change is large against the run-to-run noise learned from history:
-   z = (ln(r) - shift) / (s * sqrt(1/R_base + 1/R_head)) beyond t_df(`z`), where s is the
-   tail-aware, suite-pooled spread of ln(per-run median) (see `noise.py`) learned from n
-   runs, and t_df(`z`) (`t_threshold`) is the Student-t quantile with df = n - 1 at the tail
-   probability a normal z of `z` (3) has: 19.2 from 3 runs, 6.6 from 5, 4.1 from 10, 3.4
-   from 20. `shift` is the run-level shift of the whole suite (`shift.py`; 0 when unknown);
-3. |ln r - shift| >= ln(1 + minimum effect) (2% by default, configurable per suite or metric).
-
-r is the ratio of the medians, head / base; with several runs a side each side's median is
-the geometric mean of its per-run medians, which is the quantity the z formula's variance
-describes. Ratios (speedups, memory ratios) are compared in log space like everything else.
-Direction comes from the metric table: for a lower-is-better metric r > 1 is worse, for a
-higher-is-better metric r < 1 is worse. With fewer than `confident_history` (10) runs of
-history (and no A/B rounds) a verdict is labelled low-confidence.
-
-A change of at least the minimum effect that fails condition 0, 1 or 2 is *inconclusive*;
-a smaller change is *unchanged*.
+1. Moderation: the suite's variances, per metric, give a prior (`moderation.py`), and each
+   benchmark's variance becomes s~_j^2 with d0 + d_j degrees of freedom.
+2. Test: t = (mean(head) - mean(reference)) / sqrt(s~_j^2 / n_ref + max(s~_j^2, w) / n_head),
+   w the head's own sampling variance, one-sided
+   p-values for "worse" and "better" from Student's t with d0 + d_j degrees of freedom.
+3. Per-benchmark rate: a change is a candidate when its p < `alpha` (1%: the chance that an
+   unchanged benchmark is called a regression) and it is at least the minimum effect (2% by
+   default, configurable per suite or metric).
+4. Per-PR rate: candidates must also be discoveries of the Benjamini-Hochberg procedure at
+   `fdr` (5%) over the suite, for regressions and improvements separately
+   (`multiplicity.py`), so that an unchanged PR names a false regression at most 5% of the
+   time, whatever the suite's size.
+A candidate that is not a discovery is *inconclusive*; everything else is *unchanged*, with
+the smallest change that would have been called (`detectable`): the t a change would need at
+the cutoff one more discovery needs, times the scale, and at least the minimum effect.
+Without at least `min_history` reference runs (and no A/B rounds) a change of at least the
+minimum effect is inconclusive: "not enough history". With fewer than `confident_history`
+runs a verdict is labelled low-confidence.
 """
 
 from __future__ import annotations
@@ -37,11 +40,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
-from torch_bench.analyze.noise import NoiseEstimate
-from torch_bench.analyze.student_t import normal_sf, t_isf
+from torch_bench.analyze.moderation import NO_PRIOR, Prior, fit_prior
+from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
+from torch_bench.analyze.student_t import normal_sf, t_isf, t_sf
 
 
 class Outcome(str, Enum):
@@ -56,15 +61,12 @@ class RulePolicy:
     """Thresholds of the rule. `min_effect_for` maps "suite", "metric" or "suite:metric" to a
     minimum effect that overrides `min_effect` (the most specific key wins)."""
 
-    alpha: float = 0.001
-    z: float = 3.0
+    alpha: float = 0.01  # per benchmark: chance an unchanged one is called worse
+    fdr: float = 0.05  # per PR: Benjamini-Hochberg level over the suite
     min_effect: float = 0.02
-    min_history: int = 5
+    min_history: int = 3
     confident_history: int = 10
     min_effect_for: Mapping[str, float] = field(default_factory=dict)
-    # many benchmarks multiply false alarms: above this many comparisons use `large_suite_z`
-    large_suite_size: int = 50
-    large_suite_z: float = 4.0
 
     def effect_for(self, suite: str, metric: str) -> float:
         for key in (f"{suite}:{metric}", metric, suite):
@@ -72,20 +74,30 @@ class RulePolicy:
                 return self.min_effect_for[key]
         return self.min_effect
 
-    def z_for(self, comparisons: int) -> float:
-        return self.large_suite_z if comparisons > self.large_suite_size else self.z
+    @property
+    def z(self) -> float:
+        """The normal z whose one-sided tail is `alpha` (for `t_threshold`)."""
+        return NormalDist().inv_cdf(1.0 - self.alpha)
 
 
 DEFAULT_POLICY = RulePolicy()
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)
 def t_threshold(z: float, df: float) -> float:
-    """The |z| a change must exceed when s has `df` degrees of freedom: the Student-t
+    """The |t| a change must exceed when s has `df` degrees of freedom: the Student-t
     quantile at the one-sided tail probability of a normal `z` (infinite without df)."""
     if df <= 0:
         return math.inf
     return t_isf(normal_sf(z), df)
+
+
+@lru_cache(maxsize=4096)
+def t_critical(p: float, df: float) -> float:
+    """The t whose one-sided tail is `p` (infinite for p <= 0 or no degrees of freedom)."""
+    if p <= 0 or df <= 0:
+        return math.inf
+    return t_isf(min(p, 0.5 - 1e-12), df)
 
 
 def not_enough_history(runs: int, needed: int) -> str:
@@ -93,24 +105,67 @@ def not_enough_history(runs: int, needed: int) -> str:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One benchmark's data in log space (see the module docstring)."""
+
+    reference: np.ndarray  # values whose mean is the baseline level
+    head: np.ndarray  # the head's values
+    sum_of_squares: float  # within-group, of every group that teaches the variance
+    df: int  # its degrees of freedom
+    side_by_side: bool = False  # reference and head measured interleaved (A/B)
+    head_within: float = 0.0  # the head runs' own sampling variance of ln(median), mean
+
+    @property
+    def variance(self) -> float:
+        return self.sum_of_squares / self.df if self.df > 0 else math.nan
+
+    @property
+    def estimate(self) -> float:
+        """ln(head level / baseline level)."""
+        return float(np.mean(self.head) - np.mean(self.reference))
+
+
+def evidence_from_groups(reference: Sequence[float], head: Sequence[float],
+                         other_groups: Sequence[Sequence[float]] = (),
+                         side_by_side: bool = False, head_within: float = 0.0) -> Evidence:
+    """Evidence whose variance is pooled within the reference, the head and `other_groups`
+    (older segments of history)."""
+    groups = [np.asarray(g, dtype=float) for g in (reference, head, *other_groups)]
+    ss = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if g.size > 1)
+    df = sum(g.size - 1 for g in groups if g.size > 1)
+    return Evidence(groups[0], groups[1], ss, df, side_by_side, head_within)
+
+
+def median_sampling_variance(samples: Sequence[float]) -> float:
+    """The sampling variance of ln(median) of one run's samples: (1.2533 x robust sd of
+    ln(sample)) ^ 2 / n, the large-sample variance of a median. 0 with fewer than 3."""
+    logs = np.log(np.asarray([v for v in samples if v > 0], dtype=float))
+    if logs.size < 3:
+        return 0.0
+    robust_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+    return (1.2533 * robust_sd) ** 2 / logs.size
+
+
+@dataclass(frozen=True)
 class Assessment:
     """What the rule saw and decided for one benchmark."""
 
     outcome: Outcome
-    ratio: float  # head median / base median
-    base_median: float
+    ratio: float  # head level / baseline level, as measured (shift included)
+    base_median: float  # the baseline level (geometric mean of the reference runs)
     head_median: float
-    p_value: float | None
-    z: float | None
-    noise: float | None  # s, the run-to-run spread of ln(per-run median)
-    history_runs: int
+    p_value: float | None  # one-sided, in the direction of the change
+    z: float | None  # the moderated t statistic
+    noise: float | None  # s~, the moderated run-to-run spread of ln(per-run median)
+    history_runs: int  # reference runs the level came from
     min_effect: float  # the minimum effect that applied
     low_confidence: bool
-    threshold: float | None = None  # the |z| that had to be exceeded
+    threshold: float | None = None  # the |t| a discovery needed
     shift: float = 0.0  # the run-level shift (log) the change was judged relative to
-    within_test: str = "iterations"  # "iterations", "processes" or "too few processes"
     reason: str | None = None  # why an inconclusive verdict is inconclusive
     side_by_side: bool = False  # the noise came from A/B rounds, not from history
+    df: float | None = None  # degrees of freedom of the moderated spread
+    detectable: float | None = None  # smallest change (fraction) the rule would have called
 
     @property
     def change(self) -> float:
@@ -119,8 +174,111 @@ class Assessment:
 
     @property
     def relative_ratio(self) -> float:
-        """The ratio once the run-level shift is taken out."""
+        """The ratio once the run-level shift is taken out: what the rule judged."""
         return self.ratio / math.exp(self.shift)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark as the suite-level rule sees it."""
+
+    evidence: Evidence | None  # None: not enough history for any test
+    lower_is_better: bool
+    min_effect: float
+    prior_group: str  # benchmarks of one group share a prior (a metric)
+    reference_runs: int  # for "not enough history"
+    levels: tuple[float, float]  # (base, head) medians as shown: exp of the raw log means
+    shift: float = 0.0
+
+
+def fit_priors(cases: Sequence[Case]) -> dict[str, Prior]:
+    groups: dict[str, list[Evidence]] = {}
+    for case in cases:
+        if case.evidence is not None:
+            groups.setdefault(case.prior_group, []).append(case.evidence)
+    return {name: fit_prior([e.variance for e in found], [e.df for e in found])
+            for name, found in groups.items()}
+
+
+@dataclass(frozen=True)
+class _Test:
+    t: float
+    df: float
+    scale: float
+    spread: float
+    p_up: float  # P(T >= t)
+    p_down: float  # P(T <= t)
+
+
+def _t_test(evidence: Evidence, prior: Prior) -> _Test | None:
+    variance, df = prior.moderate(evidence.variance if evidence.df else 0.0, evidence.df)
+    if df <= 0 or not math.isfinite(variance):
+        return None
+    spread = math.sqrt(variance)
+    # A head run far noisier inside than history's runs were is not judged by history's noise.
+    head_variance = max(variance, evidence.head_within)
+    scale = math.sqrt(variance / evidence.reference.size + head_variance / evidence.head.size)
+    estimate = evidence.estimate
+    if scale > 0:
+        t = estimate / scale
+    else:  # a constant series: any change is beyond its noise
+        t = 0.0 if estimate == 0 else math.copysign(math.inf, estimate)
+    p_up = t_sf(t, df) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
+    p_down = t_sf(-t, df) if math.isfinite(t) else (0.0 if t < 0 else 1.0)
+    return _Test(t, df, scale, spread, p_up, p_down)
+
+
+def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
+          priors: Mapping[str, Prior] | None = None) -> list[Assessment]:
+    """The rule over a suite (see the module docstring); one assessment per case."""
+    priors = fit_priors(cases) if priors is None else priors
+    tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR)) if c.evidence else None
+             for c in cases]
+    p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)
+                        for c, t in zip(cases, tests, strict=True)])
+    p_better = np.array([math.nan if t is None else (t.p_down if c.lower_is_better else t.p_up)
+                         for c, t in zip(cases, tests, strict=True)])
+    worse_found = benjamini_hochberg(p_worse, policy.fdr)
+    better_found = benjamini_hochberg(p_better, policy.fdr)
+    cutoff = min(policy.alpha, next_cutoff(p_worse, policy.fdr))
+    return [_assess_one(case, test, (p_worse[i], worse_found[i]), (p_better[i], better_found[i]),
+                        cutoff, policy)
+            for i, (case, test) in enumerate(zip(cases, tests, strict=True))]
+
+
+def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
+                better: tuple[float, bool], cutoff: float, policy: RulePolicy) -> Assessment:
+    base, head = case.levels
+    ratio = head / base if base > 0 else math.inf
+    evidence = case.evidence
+    side_by_side = bool(evidence and evidence.side_by_side)
+    low = not side_by_side and case.reference_runs < policy.confident_history
+    common = dict(ratio=ratio, base_median=base, head_median=head,
+                  history_runs=case.reference_runs, min_effect=case.min_effect,
+                  low_confidence=low, shift=case.shift, side_by_side=side_by_side)
+    estimate = evidence.estimate if evidence is not None else math.log(ratio) - case.shift \
+        if 0 < ratio < math.inf else math.copysign(math.inf, ratio - 1)
+    big_enough = abs(estimate) >= math.log1p(case.min_effect)
+    if test is None:
+        outcome = Outcome.UNSURE if big_enough else Outcome.SAME
+        reason = not_enough_history(case.reference_runs, policy.min_history) if big_enough \
+            else None
+        return Assessment(outcome, p_value=None, z=None, noise=None, reason=reason, **common)
+    is_worse = estimate > 0 if case.lower_is_better else estimate < 0
+    p, found = worse if is_worse else better
+    threshold = t_critical(cutoff, test.df)
+    detectable = max(math.expm1(threshold * test.scale), case.min_effect) \
+        if math.isfinite(threshold) else None
+    stats = dict(p_value=float(p), z=test.t, noise=test.spread, df=test.df,
+                 threshold=threshold, detectable=detectable)
+    if not big_enough or p >= policy.alpha:
+        return Assessment(Outcome.SAME, **stats, **common)
+    if not found:
+        return Assessment(Outcome.UNSURE, reason=f"p = {p:.2g} on its own, not significant "
+                                                 f"among the suite's benchmarks at the "
+                                                 f"per-PR level ({policy.fdr:g})",
+                          **stats, **common)
+    return Assessment(Outcome.WORSE if is_worse else Outcome.BETTER, **stats, **common)
 
 
 def run_median(samples: Sequence[float]) -> float:
@@ -135,131 +293,19 @@ def side_median(runs: Sequence[Sequence[float]]) -> float:
     return float(np.exp(np.mean(np.log(medians))))
 
 
-def mann_whitney_p(base: Sequence[float], head: Sequence[float]) -> float | None:
-    """Two-sided Mann-Whitney U p-value; None when either side has fewer than 2 samples or all
-    samples are identical."""
-    if len(base) < 2 or len(head) < 2:
-        return None
-    if np.ptp(np.concatenate([base, head])) == 0:
-        return 1.0
-    from scipy.stats import mannwhitneyu  # imported here: commands that only read stay light
-
-    return float(mannwhitneyu(base, head, alternative="two-sided").pvalue)
-
-
-def smallest_p_value(n_base: int, n_head: int) -> float:
-    """The smallest two-sided Mann-Whitney p-value n_base against n_head values can give."""
-    log_arrangements = (math.lgamma(n_base + n_head + 1) - math.lgamma(n_base + 1)
-                        - math.lgamma(n_head + 1))
-    return min(1.0, 2.0 * math.exp(-log_arrangements))
-
-
-def process_medians(samples: Sequence[float], process_sizes: Sequence[int] | None) -> list[float]:
-    """One value per worker process: the median of each process's consecutive chunk of
-    `samples`. One process (no sizes, or sizes that do not add up) gives the run's median."""
-    if not process_sizes or sum(process_sizes) != len(samples) or len(process_sizes) < 2:
-        return [run_median(samples)]
-    bounds = np.cumsum([0, *process_sizes])
-    return [run_median(samples[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-            if b > a]
-
-
-@dataclass(frozen=True)
-class WithinRun:
-    """The values the within-run test compares, and what they are."""
-
-    base: np.ndarray
-    head: np.ndarray
-    kind: str  # "iterations" or "processes"
-
-
-def within_run_values(base_runs: Sequence[Sequence[float]], head_runs: Sequence[Sequence[float]],
-                      base_processes: Sequence[Sequence[int] | None] = (),
-                      head_processes: Sequence[Sequence[int] | None] = ()) -> WithinRun:
-    """Per-process medians when any run was spread over several processes, else the pooled
-    per-iteration samples (one process per run: the only within-run values there are)."""
-    several = any(sizes and len(sizes) > 1 for sizes in (*base_processes, *head_processes))
-    if not several:
-        return WithinRun(np.concatenate([np.asarray(r, dtype=float) for r in base_runs]),
-                         np.concatenate([np.asarray(r, dtype=float) for r in head_runs]),
-                         "iterations")
-
-    def side(runs, sizes):
-        sizes = list(sizes) + [None] * (len(runs) - len(sizes))
-        return np.array([m for run, s in zip(runs, sizes, strict=True)
-                         for m in process_medians(run, s)], dtype=float)
-
-    return WithinRun(side(base_runs, base_processes), side(head_runs, head_processes),
-                     "processes")
-
-
-def assess(
-    base_runs: Sequence[Sequence[float]],
-    head_runs: Sequence[Sequence[float]],
-    noise: NoiseEstimate,
-    *,
-    lower_is_better: bool,
-    policy: RulePolicy = DEFAULT_POLICY,
-    min_effect: float | None = None,
-    z_threshold: float | None = None,
-    shift: float = 0.0,
-    base_processes: Sequence[Sequence[int] | None] = (),
-    head_processes: Sequence[Sequence[int] | None] = (),
-) -> Assessment:
-    """Apply the rule to one benchmark. `base_runs`/`head_runs` hold each run's samples
-    (`*_processes`: each run's process sizes, when known); `noise` the run-to-run spread
-    learned from recent base-branch runs (or A/B rounds); `shift` the run-level shift in
-    log space."""
-    keep = [i for i, r in enumerate(base_runs) if len(r)]
-    keep_h = [i for i, r in enumerate(head_runs) if len(r)]
-    base_processes = [base_processes[i] if i < len(base_processes) else None for i in keep]
-    head_processes = [head_processes[i] if i < len(head_processes) else None for i in keep_h]
-    base_runs, head_runs = [base_runs[i] for i in keep], [head_runs[i] for i in keep_h]
-    if not base_runs or not head_runs:
-        raise ValueError("assess needs at least one run with samples on each side")
-    base_median, head_median = side_median(base_runs), side_median(head_runs)
-    ratio = head_median / base_median if base_median > 0 else math.inf
-    log_ratio = math.log(ratio) if 0 < ratio < math.inf else math.copysign(math.inf, ratio - 1)
-    relative = log_ratio - shift
-    effect = min_effect if min_effect is not None else policy.min_effect
-    nominal = z_threshold if z_threshold is not None else policy.z
-    enough = noise.spread is not None and (noise.side_by_side
-                                           or noise.runs >= policy.min_history)
-    z = threshold = None
-    if enough:
-        scale = noise.spread * math.sqrt(1 / len(base_runs) + 1 / len(head_runs))
-        z = relative / scale if scale > 0 else math.copysign(math.inf, relative or 1)
-        z = 0.0 if relative == 0 else z
-        threshold = t_threshold(nominal, noise.degrees_of_freedom)
-    values = within_run_values(base_runs, head_runs, base_processes, head_processes)
-    within = values.kind
-    p_value = mann_whitney_p(values.base, values.head)
-    if within == "processes" and smallest_p_value(values.base.size,
-                                                  values.head.size) >= policy.alpha:
-        within, p_value = "too few processes", None
-    outcome = decide(relative, p_value, z, effect, policy.alpha, threshold or math.inf,
-                     lower_is_better, within_required=within != "too few processes")
-    low_confidence = not noise.side_by_side and noise.runs < policy.confident_history
-    reason = None
-    if outcome is Outcome.UNSURE:
-        reason = (not_enough_history(noise.runs, policy.min_history) if not enough
-                  else "within the run-to-run noise" if z is not None and abs(z) <= threshold
-                  else "samples do not differ significantly")
-    return Assessment(outcome, ratio, base_median, head_median, p_value, z, noise.spread,
-                      noise.runs, effect, low_confidence, threshold,
-                      shift, within, reason, noise.side_by_side)
-
-
-def decide(log_ratio: float, p_value: float | None, z: float | None, min_effect: float,
-           alpha: float, threshold: float, lower_is_better: bool, *,
-           within_required: bool = True) -> Outcome:
-    """The conditions; pure and vectorisable by callers that need speed. `z` None means the
-    noise is unknown (condition 0 failed)."""
-    if abs(log_ratio) < math.log1p(min_effect):
-        return Outcome.SAME
-    differs = (p_value is not None and p_value < alpha) or not within_required
-    beyond_noise = z is not None and abs(z) > threshold
-    if not (differs and beyond_noise):
-        return Outcome.UNSURE
-    worse = log_ratio > 0 if lower_is_better else log_ratio < 0
-    return Outcome.WORSE if worse else Outcome.BETTER
+def assess(reference: Sequence[float], head: Sequence[float], *, lower_is_better: bool,
+           policy: RulePolicy = DEFAULT_POLICY, min_effect: float | None = None,
+           other_groups: Sequence[Sequence[float]] = (), prior: Prior = NO_PRIOR,
+           side_by_side: bool = False, shift: float = 0.0) -> Assessment:
+    """The rule for one benchmark on its own (no suite to borrow from or correct for):
+    `reference` and `head` are per-run medians (positive, not logs)."""
+    reference_logs, head_logs = np.log(reference), np.log(head) - shift
+    enough = side_by_side or len(reference) >= policy.min_history
+    evidence = evidence_from_groups(reference_logs, head_logs,
+                                    [np.log(g) for g in other_groups], side_by_side) \
+        if enough else None
+    case = Case(evidence, lower_is_better,
+                policy.min_effect if min_effect is None else min_effect, "", len(reference),
+                (float(np.exp(reference_logs.mean())), float(np.exp(head_logs.mean() + shift))),
+                shift)
+    return judge([case], policy, {"": prior})[0]

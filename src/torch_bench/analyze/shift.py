@@ -1,74 +1,65 @@
 """The run-level shift: how much a whole run moved, all its timings together.
 
 On one machine all benchmarks of a run tend to move together (a slower host of the same
-type, thermal state, a busy neighbour). The shift of the head against its baseline is the
-median, over the suite's timings (unit ms), of ln(head median / base median); it needs at
-least `MIN_BENCHMARKS` timings, fewer cannot tell one benchmark's own change from the run's.
-Each benchmark is then judged relative to it (`rule.assess(shift=...)`), against the spread
-of its own history once the history runs' shifts are taken out (`residual_series`), so that a
-slower host does not turn into a wall of regressions. The shift itself is flagged only when
-it exceeds the run-level shifts seen in history, with the same Student-t threshold, minimum
-effect and minimum history as a benchmark: a real global slowdown is reported once.
+type, thermal state, a busy neighbour). A run's shift is the median, over its timings (unit
+ms), of ln(its median) - the benchmark's centre, the centre being the mean over the reference
+runs; it needs at least `MIN_BENCHMARKS` timings, fewer cannot tell one benchmark's own change
+from the run's. Centring on means (not medians) keeps the shifts free of exact zeros: a
+median centre puts one run of each benchmark exactly on it, and with an odd number of runs a
+run's median deviation is then often exactly 0, which made the shifts' spread collapse.
+
+Each timing is judged relative to its run's shift (its values minus the shift), so that a
+slower host does not turn into a wall of regressions. The head's shift against the reference
+runs' shifts is one test (`judge_shift`): the rule of one benchmark at the per-benchmark
+rate, with no suite to correct for, so a real slowdown of the whole suite is reported once.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from torch_bench.analyze.noise import HISTORY_WINDOW, tail_aware_spread
-from torch_bench.analyze.rule import Outcome, RulePolicy, not_enough_history, t_threshold
+from torch_bench.analyze.rule import (
+    Assessment,
+    Case,
+    Outcome,
+    RulePolicy,
+    evidence_from_groups,
+    judge,
+)
 
 MIN_BENCHMARKS = 5
 SHIFTED_UNITS = ("ms",)  # timings move with the host; memory and counts do not
 
 
-def median_log_ratio(log_ratios: Sequence[float]) -> float | None:
-    """The run-level shift from per-benchmark ln(head / base); None with too few."""
-    finite = [v for v in log_ratios if math.isfinite(v)]
-    return float(np.median(finite)) if len(finite) >= MIN_BENCHMARKS else None
-
-
-def history_shifts(runs: Sequence[Mapping[str, float]]) -> list[float | None]:
-    """Each history run's shift against the history's typical level: the median over its
-    benchmarks of ln(median) - the benchmark's median ln(median) over the runs. `runs` holds
-    per run (oldest first) the per-run median of each benchmark."""
-    logs: dict[str, list[float]] = {}
-    for run in runs:
-        for key, value in run.items():
-            if value > 0:
-                logs.setdefault(key, []).append(math.log(value))
-    centre = {key: float(np.median(values)) for key, values in logs.items()}
-    return [median_log_ratio([math.log(v) - centre[k] for k, v in run.items() if v > 0])
-            for run in runs]
-
-
-def residual_series(runs: Sequence[Mapping[str, float]],
-                    shifts: Sequence[float | None]) -> dict[str, list[float]]:
-    """Per benchmark, its per-run medians divided by exp(the run's shift), oldest first (runs
-    without a shift keep their value), the last `HISTORY_WINDOW` runs."""
-    series: dict[str, list[float]] = {}
-    for run, shift in zip(runs, shifts, strict=True):
-        for key, value in run.items():
-            series.setdefault(key, []).append(value / math.exp(shift or 0.0))
-    return {key: values[-HISTORY_WINDOW:] for key, values in series.items()}
+def run_shifts(logs: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Each run's shift (rows of `logs`, columns the timings, NaN where missing) against
+    `centre` (per column); NaN for a run with fewer than `MIN_BENCHMARKS` timings."""
+    deviations = logs - centre[np.newaxis, :]
+    counts = np.isfinite(deviations).sum(axis=1)
+    shifts = np.full(logs.shape[0], np.nan)
+    enough = counts >= MIN_BENCHMARKS
+    if enough.any():
+        shifts[enough] = np.nanmedian(deviations[enough], axis=1)
+    return shifts
 
 
 @dataclass(frozen=True)
 class RunShift:
-    """The head's run-level shift against its baseline and what the rule made of it."""
+    """The head's run-level shift against its reference runs and what the rule made of it."""
 
-    shift: float  # ln(head / base), median over the timings
+    shift: float  # ln(head / reference), the head's shift minus the reference runs' mean
     benchmarks: int
-    spread: float | None  # of the run-level shifts in history
+    spread: float | None  # run-to-run spread of the run-level shifts
     history_runs: int
     threshold: float | None
     z: float | None
     outcome: Outcome
     reason: str | None = None
+    detectable: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -77,27 +68,30 @@ class RunShift:
     def to_dict(self) -> dict:
         return {"ratio": self.ratio, "benchmarks": self.benchmarks, "noise": self.spread,
                 "history_runs": self.history_runs, "z": self.z, "threshold": self.threshold,
-                "verdict": self.outcome.value, "note": self.reason}
+                "verdict": self.outcome.value, "note": self.reason,
+                "detectable": self.detectable}
 
 
-def judge_shift(shift: float, benchmarks: int, past: Sequence[float | None], runs_base: int,
-                runs_head: int, policy: RulePolicy, z: float,
-                side_by_side: bool = False) -> RunShift:
-    """Flag the shift only when it exceeds the history of run-level shifts (or, in A/B mode,
-    the rounds' own ones, `past` then holding them). Timings: higher is worse."""
-    known = [s for s in past if s is not None][-HISTORY_WINDOW:]
-    spread = tail_aware_spread([math.exp(s) for s in known])
-    enough = spread is not None and (side_by_side or len(known) >= policy.min_history)
-    if abs(shift) < math.log1p(policy.min_effect):
-        return RunShift(shift, benchmarks, spread, len(known), None, None, Outcome.SAME)
-    if not enough:
-        return RunShift(shift, benchmarks, spread, len(known), None, None, Outcome.UNSURE,
-                        not_enough_history(len(known), policy.min_history))
-    threshold = t_threshold(z, len(known) - 1)
-    scale = spread * math.sqrt(1 / runs_base + 1 / runs_head)
-    score = shift / scale if scale > 0 else math.copysign(math.inf, shift)
-    if abs(score) <= threshold:
-        return RunShift(shift, benchmarks, spread, len(known), threshold, score, Outcome.UNSURE,
-                        "within the run-level shifts seen in history")
-    return RunShift(shift, benchmarks, spread, len(known), threshold, score,
-                    Outcome.WORSE if shift > 0 else Outcome.BETTER)
+def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: int,
+                policy: RulePolicy, side_by_side: bool = False) -> RunShift:
+    """The head's shift judged against the reference runs' shifts. Timings: higher is
+    worse."""
+    reference = np.asarray([s for s in reference if math.isfinite(s)], dtype=float)
+    head = np.asarray([s for s in head if math.isfinite(s)], dtype=float)
+    enough = reference.size >= 1 and (side_by_side or reference.size >= policy.min_history)
+    evidence = evidence_from_groups(reference, head, side_by_side=side_by_side) \
+        if enough else None
+    level = float(reference.mean()) if reference.size else 0.0
+    moved = float(head.mean()) - level
+    case = Case(evidence, True, policy.min_effect, "shift", int(reference.size),
+                (1.0, math.exp(moved)))
+    a: Assessment = judge([case], policy)[0]
+    reason = a.reason
+    if a.outcome is Outcome.UNSURE and reason is None:
+        reason = "within the run-level shifts seen in history"
+    elif a.outcome is Outcome.SAME and abs(moved) >= math.log1p(policy.min_effect):
+        reason = "within the run-level shifts seen in history"
+        return RunShift(moved, benchmarks, a.noise, int(reference.size), a.threshold, a.z,
+                        Outcome.UNSURE, reason, a.detectable)
+    return RunShift(moved, benchmarks, a.noise, int(reference.size), a.threshold, a.z,
+                    a.outcome, reason, a.detectable)

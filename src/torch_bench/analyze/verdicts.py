@@ -6,9 +6,11 @@ timeout or fail_accuracy), fixed (the reverse), and not comparable (the environm
 fingerprints differ, `environment_difference` says which versions differ; or the calls per
 sample recorded in `extra["loops"]` differ, so each side timed a different loop).
 
-Several runs a side are pooled per benchmark; `rule.assess` decides between regression,
-improvement, unchanged and inconclusive. With enough timings in the suite, each timing is
-judged relative to the whole run's shift, and the shift gets its own verdict (`shift.py`).
+The evidence of every benchmark is gathered from the runs (`evidence.py`: the baseline level
+since the last change point, the run-to-run variance, each timing relative to its run's
+shift) and the rule judges the suite together (`rule.judge`: moderated t tests, the
+per-benchmark rate, the per-PR correction); the run-level shift gets its own verdict
+(`shift.py`).
 
 Runs whose pre-flight check failed (`Run.trusted` is False) are kept out: they never teach the
 noise, and on either side they are left out when the side has trusted runs. When every run of a
@@ -26,23 +28,16 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from torch_bench.analyze.noise import HISTORY_WINDOW, NoiseEstimate, recent, suite_spread
+from torch_bench.analyze.evidence import SuiteEvidence, gather, reference_runs
 from torch_bench.analyze.rule import (
     DEFAULT_POLICY,
     Assessment,
+    Case,
     Outcome,
     RulePolicy,
-    assess,
-    side_median,
+    judge,
 )
-from torch_bench.analyze.shift import (
-    SHIFTED_UNITS,
-    RunShift,
-    history_shifts,
-    judge_shift,
-    median_log_ratio,
-    residual_series,
-)
+from torch_bench.analyze.shift import RunShift, judge_shift
 from torch_bench.measure.environment import FINGERPRINT_FIELDS
 from torch_bench.metrics import Direction
 from torch_bench.results.schema import SUCCESS_STATUSES, Result, Run, Status
@@ -114,13 +109,15 @@ class Verdict:
             "head_median": a.head_median if a else None,
             "ratio": a.ratio if a else None,
             "p_value": a.p_value if a else None,
-            "z": a.z if a else None,
+            "t": a.z if a else None,
+            "df": a.df if a else None,
             "noise": a.noise if a else None,
             "history_runs": a.history_runs if a else None,
             "min_effect": a.min_effect if a else None,
             "threshold": a.threshold if a else None,
+            "detectable": a.detectable if a else None,
             "run_shift": math.exp(a.shift) if a else None,
-            "within_test": a.within_test if a else None,
+            "side_by_side": a.side_by_side if a else None,
             "low_confidence": self.low_confidence,
             "confirmed": self.confirmed,
             "note": self.note,
@@ -141,11 +138,12 @@ class Comparison:
     base_runs: tuple[Run, ...] = ()
     head_runs: tuple[Run, ...] = ()
     baseline_note: str = ""
-    z_threshold: float = 3.0
+    policy: RulePolicy = DEFAULT_POLICY
     extra: Mapping[str, Any] = field(default_factory=dict)
     untrusted_sides: tuple[str, ...] = ()  # "base"/"head": every run failed its pre-flight
     left_out: tuple[str, ...] = ()  # ids of untrusted runs set aside for trusted ones
     run_shift: RunShift | None = None  # the whole run's shift, when the suite has enough timings
+    reference_runs: tuple[Run, ...] = ()  # the runs the baseline level and noise came from
 
     def counts(self) -> dict[Kind, int]:
         found = Counter(v.kind for v in self.verdicts)
@@ -164,12 +162,14 @@ class Comparison:
         """The machine-readable verdicts (`torch-bench compare --json`)."""
         return {
             "counts": {kind.value: count for kind, count in self.counts().items()},
-            "z_threshold": self.z_threshold,
+            "false_alarm_rate": self.policy.alpha,
+            "per_pr_level": self.policy.fdr,
             "untrusted_sides": list(self.untrusted_sides),
             "run_shift": self.run_shift.to_dict() if self.run_shift else None,
             "left_out_runs": list(self.left_out),
             "baseline": self.baseline_note,
             "base_runs": [run.run_id for run in self.base_runs],
+            "reference_runs": [run.run_id for run in self.reference_runs],
             "head_runs": [run.run_id for run in self.head_runs],
             "environment_difference": [
                 {"field": d.field, "base": d.base, "head": d.head} for d in self.environment],
@@ -192,17 +192,6 @@ def results_by_id(runs: Iterable[Run]) -> dict[str, list[Result]]:
         for result in run.results:
             found[result.benchmark_id].append(result)
     return found
-
-
-def history_medians(history: Iterable[Run], window: int = HISTORY_WINDOW) -> dict[str, list[float]]:
-    """Per benchmark, the per-run medians of the successful results, oldest first, last
-    `window` runs."""
-    series: dict[str, list[float]] = defaultdict(list)
-    for run in history:
-        for result in run.results:
-            if result.ok and result.summary is not None:
-                series[result.benchmark_id].append(result.summary.median)
-    return {key: recent(values, window) for key, values in series.items()}
 
 
 UNTRUSTED_NOTE = "pre-flight check failed"
@@ -234,11 +223,12 @@ def compare_runs(
     policy: RulePolicy = DEFAULT_POLICY,
     ignore_environment: bool = False,
     baseline_note: str = "",
-    noise: Mapping[str, NoiseEstimate] | None = None,
+    side_by_side: bool = False,
 ) -> Comparison:
-    """Verdicts for every benchmark present on either side. The run-to-run noise comes from
-    `history` (base-branch runs, oldest first), or from `noise` per benchmark id when given
-    (A/B mode learns it from its own rounds). Untrusted runs: see the module docstring."""
+    """Verdicts for every benchmark present on either side. The baseline level and the
+    run-to-run noise come from the reference runs: `history` (base-branch runs, oldest first,
+    the base runs among them or added to them), or, `side_by_side`, the base runs alone (A/B
+    rounds interleaved with the head's). Untrusted runs: see the module docstring."""
     history = trusted(history)
     untrusted_sides, left_out = [], []
     sides = []
@@ -253,63 +243,34 @@ def compare_runs(
     env_diff = environment_difference(base, head)
     comparable = ignore_environment or not env_diff
     base_ids, head_ids = results_by_id(base), results_by_id(head)
-    both_ok = [key for key in head_ids if key in base_ids
-               and _any_ok(base_ids[key]) and _any_ok(head_ids[key])]
-    z_threshold = policy.z_for(len(both_ok))
-    shift = _head_shift(base_ids, head_ids, both_ok) if comparable else None
-    medians = history_medians(history)
-    past = history_shifts([timing_medians(run) for run in history])
-    if shift is not None:  # judged relative to the shift: learn the noise the same way
-        medians.update(residual_series([timing_medians(run) for run in history], past))
-        if noise is not None:  # A/B: the rounds' own run-level shifts, per side
-            past = [*history_shifts([timing_medians(r) for r in base]),
-                    *history_shifts([timing_medians(r) for r in head])]
-    pooled = suite_spread(medians)
-    verdicts = []
-    for key in sorted(set(base_ids) | set(head_ids)):
-        learned = (noise or {}).get(key) or NoiseEstimate.from_medians(medians.get(key, []),
-                                                                       pooled)
-        shifted = shift is not None and _is_timing(base_ids.get(key) or head_ids[key])
-        verdicts.append(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
-                                 learned, policy, z_threshold, comparable,
-                                 shift.shift if shifted else 0.0))
-    if shift is not None:
-        shift = judge_shift(shift.shift, shift.benchmarks, past, len(base), len(head), policy,
-                            z_threshold, side_by_side=noise is not None)
+    both_ok = sorted(key for key in head_ids if key in base_ids
+                     and _any_ok(base_ids[key]) and _any_ok(head_ids[key]))
+    reference = list(base) if side_by_side else reference_runs(base, history)
+    found = gather(reference, head, both_ok, {k: head_ids[k][0] for k in both_ok},
+                   min_history=policy.min_history, side_by_side=side_by_side)
+    cases = {key: _case(key, head_ids[key][0], found, policy) for key in both_ok}
+    judged = dict(zip(cases, judge(list(cases.values()), policy), strict=True))
+    verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
+                         comparable)
+                for key in sorted(set(base_ids) | set(head_ids))]
+    shift = None
+    if comparable and found.shifted_benchmarks:
+        shift = judge_shift(found.reference_shifts, found.head_shifts,
+                            found.shifted_benchmarks, policy, side_by_side)
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
         shift = replace(shift, outcome=Outcome.UNSURE, reason=UNTRUSTED_NOTE) \
             if shift and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else shift
     return Comparison(tuple(verdicts), tuple(env_diff), tuple(base), tuple(head),
-                      baseline_note, z_threshold, untrusted_sides=tuple(untrusted_sides),
-                      left_out=tuple(left_out), run_shift=shift)
+                      baseline_note, policy, untrusted_sides=tuple(untrusted_sides),
+                      left_out=tuple(left_out), run_shift=shift,
+                      reference_runs=tuple(reference))
 
 
-def _is_timing(results: Sequence[Result]) -> bool:
-    return bool(results) and results[0].unit in SHIFTED_UNITS
-
-
-def timing_medians(run: Run) -> dict[str, float]:
-    """The run's per-run median of each successful timing."""
-    return {r.benchmark_id: r.summary.median for r in run.results
-            if r.ok and r.summary is not None and r.unit in SHIFTED_UNITS}
-
-
-def _head_shift(base_ids: Mapping[str, list[Result]], head_ids: Mapping[str, list[Result]],
-                keys: Sequence[str]) -> RunShift | None:
-    """The head's run-level shift (not judged yet), None with too few timings."""
-    ratios = []
-    for key in keys:
-        if not _is_timing(base_ids[key]):
-            continue
-        before = side_median([r.samples for r in base_ids[key] if r.ok and r.samples])
-        after = side_median([r.samples for r in head_ids[key] if r.ok and r.samples])
-        if before > 0 and after > 0:
-            ratios.append(math.log(after / before))
-    shift = median_log_ratio(ratios)
-    if shift is None:
-        return None
-    return RunShift(shift, len(ratios), None, 0, None, None, Outcome.UNSURE)
+def _case(key: str, result: Result, found: SuiteEvidence, policy: RulePolicy) -> Case:
+    return Case(found.evidence.get(key), result.direction == Direction.LOWER.value,
+                policy.effect_for(result.suite, result.metric), result.metric,
+                found.reference_counts.get(key, 0), found.levels[key], found.shifts.get(key, 0.0))
 
 
 def _any_ok(results: Sequence[Result]) -> bool:
@@ -323,9 +284,8 @@ def _status(results: Sequence[Result]) -> str | None:
     return ok[0] if ok else results[-1].status
 
 
-def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstimate,
-             policy: RulePolicy, z_threshold: float, comparable: bool,
-             shift: float = 0.0) -> Verdict:
+def _verdict(key: str, base: list[Result], head: list[Result], assessment: Assessment | None,
+             comparable: bool) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -340,31 +300,15 @@ def _verdict(key: str, base: list[Result], head: list[Result], noise: NoiseEstim
         return make(Kind.NEWLY_FAILING, note=next((r.error for r in head if r.error), None))
     if head_ok and not base_ok:
         return make(Kind.FIXED)
-    if not base_ok:
+    if not base_ok or assessment is None:
         return make(Kind.UNCHANGED, note="failing on both sides")
-    base_used = [r for r in base if r.ok and r.samples]
-    head_used = [r for r in head if r.ok and r.samples]
-    assessment = assess([r.samples for r in base_used], [r.samples for r in head_used], noise,
-                        lower_is_better=first.direction == Direction.LOWER.value,
-                        policy=policy, min_effect=policy.effect_for(first.suite, first.metric),
-                        z_threshold=z_threshold, shift=shift,
-                        base_processes=[process_sizes(r) for r in base_used],
-                        head_processes=[process_sizes(r) for r in head_used])
     if not comparable:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note="environment differs")
-    loops = loops_difference(base_used, head_used)
+    loops = loops_difference([r for r in base if r.ok], [r for r in head if r.ok])
     if loops:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note=loops)
     return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment,
                 note=assessment.reason)
-
-
-def process_sizes(result: Result) -> list[int] | None:
-    """How many consecutive samples came from each worker process (None: one process)."""
-    sizes = result.extra.get("process_sizes")
-    if isinstance(sizes, list) and sizes and all(isinstance(n, int) and n > 0 for n in sizes):
-        return sizes
-    return None
 
 
 def recorded_loops(results: Sequence[Result]) -> set[int]:
@@ -394,8 +338,9 @@ def _maker(key: str, result: Result, base_status: str | None, head_status: str |
 def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
                         policy: RulePolicy = DEFAULT_POLICY,
                         rerun_base: Sequence[Run] = ()) -> Comparison:
-    """Re-assess each regression against fresh head runs of only the flagged benchmarks
-    (and fresh base runs, when the re-run measured the base too, as A/B mode does).
+    """Re-judge each regression on fresh head runs of only the flagged benchmarks, against the
+    same reference runs (or, when the re-run measured the base too, as A/B mode does, against
+    those fresh base runs side by side).
 
     A regression the re-run confirms keeps its verdict with `confirmed=True`; one the re-run
     does not confirm becomes inconclusive with `confirmed=False`. Other verdicts are kept.
@@ -403,27 +348,26 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
     """
     if comparison.untrusted_sides:
         return comparison  # nothing is alerted on, so nothing to confirm
-    fresh = results_by_id(trusted(rerun))  # an untrusted re-run confirms nothing
-    base = results_by_id(trusted(rerun_base) or comparison.base_runs)
+    fresh_head, fresh_base = trusted(rerun), trusted(rerun_base)
+    if not fresh_head:
+        return comparison
+    if fresh_base:
+        again = compare_runs(fresh_base, fresh_head, policy=policy, side_by_side=True,
+                             ignore_environment=True)
+    else:
+        again = compare_runs(comparison.base_runs, fresh_head, comparison.reference_runs,
+                             policy=policy, ignore_environment=True)
+    fresh = {v.benchmark_id: v for v in again.verdicts}
     updated = []
     for verdict in comparison.verdicts:
-        samples = [r.samples for r in fresh.get(verdict.benchmark_id, []) if r.ok and r.samples]
-        base_samples = [r.samples for r in base.get(verdict.benchmark_id, [])
-                        if r.ok and r.samples]
-        if verdict.kind is not Kind.REGRESSION or not samples or not base_samples:
+        second = fresh.get(verdict.benchmark_id)
+        if verdict.kind is not Kind.REGRESSION or second is None \
+                or second.kind in (Kind.NEW, Kind.REMOVED, Kind.NEWLY_FAILING):
             updated.append(verdict)
             continue
-        first = verdict.assessment
-        noise = NoiseEstimate(first.noise, first.history_runs, side_by_side=first.side_by_side) \
-            if first else NoiseEstimate(None, 0)
-        again = assess(base_samples, samples, noise, shift=first.shift if first else 0.0,
-                       lower_is_better=verdict.direction == Direction.LOWER.value,
-                       policy=policy, min_effect=first.min_effect if first else None,
-                       z_threshold=comparison.z_threshold)
-        confirmed = again.outcome is Outcome.WORSE
+        confirmed = second.kind is Kind.REGRESSION
         updated.append(replace(
             verdict, confirmed=confirmed,
             kind=Kind.REGRESSION if confirmed else Kind.INCONCLUSIVE,
             note=None if confirmed else "not confirmed by the re-run"))
     return replace(comparison, verdicts=tuple(updated))
-

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from torch_bench.analyze.ab import run_ab, within_side_noise
+from torch_bench.analyze.ab import run_ab
 from torch_bench.analyze.baseline import UntrustedBaseline, explicit
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.cli.compare import (
@@ -77,7 +77,7 @@ def handle(args: argparse.Namespace) -> int:
             ignore_environment=args.ignore_environment,
             baseline_note=ab_note(runs["base"], f"{base_dir.name}, interleaved with the head "
                                                 f"over {args.rounds} rounds"),
-            noise=within_side_noise(runs["base"], runs["head"]))
+            side_by_side=True)
         confirm = args.rounds if args.confirm_rounds is None else args.confirm_rounds
         if confirm > 0 and comparison.of_kind(Kind.REGRESSION):
             print(f"confirming {len(comparison.of_kind(Kind.REGRESSION))} regression(s)",

@@ -127,7 +127,7 @@ def shift_lines(comparison: Comparison) -> list[str]:
                     "timing is judged relative to it."]
     kind = "regression" if shift.outcome is Outcome.WORSE else "improvement"
     return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
-                f"{shift.history_runs} runs (z {shift.z:.1f}). Each timing is judged relative "
+                f"{shift.history_runs} runs (t {shift.z:.1f}). Each timing is judged relative "
                 "to it."]
 
 def history_lines(comparison: Comparison) -> list[str]:
@@ -201,9 +201,11 @@ def confidence_cell(verdict: Verdict) -> str:
     if a.low_confidence:
         parts.append(f"{a.history_runs} runs of history")
     if a.z is not None and math.isfinite(a.z):
-        parts.append(f"z {a.z:.1f}")
+        parts.append(f"t {a.z:.1f}")
     if a.p_value is not None:
         parts.append(f"p {a.p_value:.1e}")
+    if a.side_by_side:
+        parts.append("A/B")
     if verdict.confirmed is True:
         parts.append("confirmed by re-run")
     return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
@@ -267,16 +269,28 @@ def rest_section(comparison: Comparison, context: ReportContext) -> list[str]:
         a = v.assessment
         base = value_cell(a.base_median, v.unit) if a else markdown_text(v.base_status or "")
         head = value_cell(a.head_median, v.unit) if a else markdown_text(v.head_status or "")
-        note = v.note or ("low confidence" if v.low_confidence else "")
+        note = v.note or resolution_text(v) or ("low confidence" if v.low_confidence else "")
         lines.append(f"| {benchmark_cell(v, context)} | {markdown_text(v.metric)} "
                      f"| {KIND_LABELS[v.kind]} | {base} | {head} "
                      f"| {change_text(a.ratio) if a else ''} | {markdown_text(note)} |")
     return lines + ["", "</details>", ""]
 
 
+def resolution_text(verdict: Verdict) -> str:
+    """"no change beyond ±4.1%" for an unchanged benchmark: the smallest change the rule
+    would have called."""
+    a = verdict.assessment
+    if verdict.kind is not Kind.UNCHANGED or a is None or a.detectable is None:
+        return ""
+    return f"no change beyond ±{a.detectable * 100:.1f}%"
+
+
 def rule_footer(comparison: Comparison) -> str:
-    return (f"<sub>Regression: Mann-Whitney U p &lt; 0.001 within the runs, z beyond the "
-            f"Student-t equivalent of {comparison.z_threshold:g} against the run-to-run noise "
-            "of at least 5 base-branch runs (or of A/B rounds), relative to the run-level "
-            "shift, and at least the minimum effect (2%); low confidence with fewer than 10 "
-            "runs of history.</sub>")
+    policy = comparison.policy
+    return (f"<sub>Regression: a moderated t test (each benchmark's run-to-run variance "
+            f"pooled with the suite's) of the head against the baseline level of the base "
+            f"branch's runs since their last change point (or of A/B rounds), relative to the "
+            f"run-level shift; at most a {policy.alpha:.0%} false-alarm rate per benchmark, "
+            f"{policy.fdr:.0%} per report (Benjamini-Hochberg), and at least the minimum effect "
+            f"({policy.min_effect:.0%}). Unchanged benchmarks say the smallest change that "
+            f"would have been seen.</sub>")

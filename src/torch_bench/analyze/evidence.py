@@ -1,0 +1,138 @@
+"""From run documents to what the rule weighs: each benchmark's evidence and the run shifts.
+
+The reference runs are the base branch's runs up to and including the baseline (oldest
+first; the base runs are among them), the newest `HISTORY_WINDOW`, or in A/B mode the base
+rounds. For each benchmark, with timings taken relative to their run's shift
+(`shift.run_shifts`):
+- history is cut at its change points (`changepoints.find_change_points_many`, searched for
+  the whole suite in one batch); the baseline level is the mean of the newest segment, the
+  one the base runs are in;
+- the variance is pooled within every segment and within the head's runs.
+Pure: runs in, evidence out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from torch_bench.analyze.changepoints import find_change_points_many
+from torch_bench.analyze.rule import Evidence, evidence_from_groups, median_sampling_variance
+from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts
+from torch_bench.results.schema import Result, Run
+
+HISTORY_WINDOW = 20  # the newest reference runs that define the level and the noise
+
+
+def run_log_medians(run: Run) -> dict[str, float]:
+    """ln(per-run median) of each successful result of `run`."""
+    found: dict[str, float] = {}
+    for result in run.results:
+        if result.ok and result.summary is not None and result.summary.median > 0 \
+                and math.isfinite(result.summary.median):
+            found.setdefault(result.benchmark_id, math.log(result.summary.median))
+    return found
+
+
+def log_table(runs: Sequence[Run], keys: Sequence[str]) -> np.ndarray:
+    """Rows: runs; columns: `keys`; ln(per-run median), NaN where a run lacks one."""
+    table = np.full((len(runs), len(keys)), np.nan)
+    column = {key: j for j, key in enumerate(keys)}
+    for i, run in enumerate(runs):
+        for key, value in run_log_medians(run).items():
+            if key in column:
+                table[i, column[key]] = value
+    return table
+
+
+def reference_runs(base: Sequence[Run], history: Sequence[Run],
+                   window: int = HISTORY_WINDOW) -> list[Run]:
+    """History and base runs together, each once, oldest first, the newest `window`, never
+    past the newest base run."""
+    seen: dict[str, Run] = {run.run_id: run for run in history}
+    seen.update({run.run_id: run for run in base})
+    runs = sorted(seen.values(), key=lambda r: (r.created_at, r.run_id))
+    if base:
+        newest = max(run.created_at for run in base)
+        runs = [run for run in runs if run.created_at <= newest]
+    return runs[-window:] if window > 0 else []
+
+
+@dataclass(frozen=True)
+class SuiteEvidence:
+    evidence: dict[str, Evidence]  # per benchmark with enough reference runs
+    reference_counts: dict[str, int]  # reference runs of each benchmark
+    levels: dict[str, tuple[float, float]]  # (baseline level, head level) as measured
+    shifts: dict[str, float]  # the head's shift each timing was judged relative to
+    reference_shifts: list[float]  # the run-level shifts of the reference runs
+    head_shifts: list[float]
+    shifted_benchmarks: int  # timings the shifts were taken over (0: no shift)
+
+
+def head_sampling_variances(head: Sequence[Run], keys: Sequence[str]) -> dict[str, float]:
+    """Per benchmark, the mean over the head runs of their medians' sampling variance."""
+    wanted = set(keys)
+    found: dict[str, list[float]] = {}
+    for run in head:
+        for result in run.results:
+            if result.benchmark_id in wanted and result.ok and result.samples:
+                found.setdefault(result.benchmark_id, []).append(
+                    median_sampling_variance(result.samples))
+    return {key: float(np.mean(values)) for key, values in found.items()}
+
+
+def _timing_columns(keys: Sequence[str], first: Mapping[str, Result]) -> np.ndarray:
+    return np.array([first[key].unit in SHIFTED_UNITS for key in keys], dtype=bool)
+
+
+def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
+    bounds = [0, *starts, values.size]
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
+           first: Mapping[str, Result], *, min_history: int,
+           side_by_side: bool = False) -> SuiteEvidence:
+    """The evidence of each of `keys` (benchmark ids successful on both sides; `first` holds a
+    result of each, for its unit)."""
+    within = head_sampling_variances(head, keys)
+    ref_logs, head_logs = log_table(reference, keys), log_table(head, keys)
+    timing = _timing_columns(keys, first)
+    ref_shift = np.zeros(len(reference))
+    head_shift = np.zeros(len(head))
+    shifted = 0
+    if timing.sum() and len(reference):
+        with np.errstate(all="ignore"):
+            centre = np.nanmean(ref_logs[:, timing], axis=0)
+        rs = run_shifts(ref_logs[:, timing], centre)
+        hs = run_shifts(head_logs[:, timing], centre)
+        if np.isfinite(hs).all() and np.isfinite(rs).any():
+            ref_shift, head_shift = np.nan_to_num(rs), hs
+            shifted = int(np.isfinite(ref_logs[:, timing]).any(axis=0).sum())
+    ref_res = ref_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * ref_shift[:, np.newaxis]
+    head_res = head_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * head_shift[:, np.newaxis]
+    series = [ref_res[np.isfinite(ref_res[:, j]), j] for j in range(len(keys))]
+    starts = [[] for _ in keys] if side_by_side else \
+        [[p.index for p in found] for found in find_change_points_many([np.exp(s)
+                                                                         for s in series])]
+    evidence, counts, levels, shifts = {}, {}, {}, {}
+    for j, key in enumerate(keys):
+        heads = head_res[np.isfinite(head_res[:, j]), j]
+        raw_head = head_logs[np.isfinite(head_logs[:, j]), j]
+        pieces = _segments(series[j], starts[j])
+        newest = pieces[-1] if pieces else np.array([])
+        raw_ref = ref_logs[np.isfinite(ref_logs[:, j]), j][-newest.size:] if newest.size \
+            else np.array([])
+        counts[key] = int(series[j].size)
+        levels[key] = (float(np.exp(raw_ref.mean())) if raw_ref.size else math.nan,
+                       float(np.exp(raw_head.mean())) if raw_head.size else math.nan)
+        shifts[key] = float(head_shift.mean()) if timing[j] and head_shift.size else 0.0
+        if heads.size and newest.size and (side_by_side or series[j].size >= min_history):
+            evidence[key] = evidence_from_groups(newest, heads, pieces[:-1], side_by_side,
+                                                 within.get(key, 0.0))
+    return SuiteEvidence(evidence, counts, levels, shifts,
+                         ref_shift.tolist() if shifted else [],
+                         head_shift.tolist() if shifted else [], shifted)

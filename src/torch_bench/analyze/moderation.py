@@ -1,0 +1,128 @@
+"""Empirical Bayes moderation of per-benchmark variances (Smyth 2004, limma's moderated t).
+
+A suite measures many benchmarks a few runs each. Each benchmark's run-to-run variance s_j^2,
+with d_j degrees of freedom, is a poor estimate on its own; the suite's variances together
+say what variances look like on this machine. They are modelled as draws from a scaled
+inverse chi-square prior with d0 degrees of freedom and scale s0^2, fitted to the suite by
+moments of log s_j^2 (`fit_prior`). A benchmark's moderated variance is then
+
+    s~_j^2 = (d0 s0^2 + d_j s_j^2) / (d0 + d_j)
+
+with d0 + d_j degrees of freedom: pulled toward the suite both ways, by an amount the suite's
+own spread of variances decides (d0 is large when the benchmarks are alike, near 0 when they
+are not), and the t test that uses it gains the prior's degrees of freedom.
+
+Pure numpy: digamma, trigamma and tetragamma by recurrence and asymptotic series (absolute
+error below 1e-12 for x > 0), so that the commands that only read stay free of scipy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_PRIOR_DF = 1e6  # a prior this sure is as good as known; keeps t functions finite
+_SHIFT_TO = 6.0  # series below this are shifted up by recurrence first
+
+
+def _shifted(x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """x moved up by whole steps until every value is >= _SHIFT_TO, and the steps taken."""
+    x = np.array(x, dtype=float, copy=True)
+    steps = []
+    while True:
+        low = x < _SHIFT_TO
+        if not low.any():
+            return x, steps
+        steps.append(np.where(low, x, np.nan))
+        x = np.where(low, x + 1.0, x)
+
+
+def digamma(x) -> np.ndarray:
+    x, steps = _shifted(np.asarray(x, dtype=float))
+    inv = 1.0 / x
+    inv2 = inv * inv
+    value = (np.log(x) - 0.5 * inv
+             - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240
+                                                                            - inv2 / 132)))))
+    for before in steps:
+        value = value - np.nan_to_num(1.0 / before)
+    return value
+
+
+def trigamma(x) -> np.ndarray:
+    x, steps = _shifted(np.asarray(x, dtype=float))
+    inv = 1.0 / x
+    inv2 = inv * inv
+    value = inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42
+                                                                              - inv2 / 30)))
+    for before in steps:
+        value = value + np.nan_to_num(1.0 / (before * before))
+    return value
+
+
+def tetragamma(x) -> np.ndarray:
+    x, steps = _shifted(np.asarray(x, dtype=float))
+    inv = 1.0 / x
+    inv2 = inv * inv
+    value = -inv2 - inv * inv2 - 0.5 * inv2 * inv2 + inv2 ** 3 * (1 / 6 - inv2 * (1 / 6
+                                                                                 - 0.3 * inv2))
+    for before in steps:
+        value = value - np.nan_to_num(2.0 / before ** 3)
+    return value
+
+
+def trigamma_inverse(y: float) -> float:
+    """The x > 0 with trigamma(x) = y (Newton's method on 1/trigamma, as limma does)."""
+    if y > 1e7:
+        return 1.0 / math.sqrt(y)
+    if y < 1e-6:
+        return 1.0 / y
+    x = 0.5 + 1.0 / y
+    for _ in range(50):
+        tri = float(trigamma(x))
+        step = tri * (1.0 - tri / y) / float(tetragamma(x))
+        x += step
+        if -step / x < 1e-8:
+            break
+    return x
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The suite's prior on a benchmark's variance: `df` (d0) and `scale` (s0^2)."""
+
+    df: float
+    scale: float
+
+    def moderate(self, variance: float, df: float) -> tuple[float, float]:
+        """(moderated variance, its degrees of freedom) of one benchmark."""
+        if self.df <= 0 or not math.isfinite(self.scale):
+            return variance, df
+        total = self.df + df
+        return (self.df * self.scale + df * variance) / total, total
+
+
+NO_PRIOR = Prior(0.0, math.nan)
+MIN_VARIANCES = 3  # fewer benchmarks cannot say how variances vary
+
+
+def fit_prior(variances, dfs) -> Prior:
+    """d0 and s0^2 from the benchmarks' variances and their degrees of freedom, by moments of
+    log variance (limma's fitFDist). Variances of 0 (a constant series) or with no degrees of
+    freedom are left out; with fewer than `MIN_VARIANCES` left, there is no prior."""
+    s2 = np.asarray(variances, dtype=float)
+    d = np.asarray(dfs, dtype=float)
+    usable = (d > 0) & np.isfinite(s2) & (s2 > 0)
+    s2, d = s2[usable], d[usable]
+    if s2.size < MIN_VARIANCES:
+        return NO_PRIOR
+    e = np.log(s2) - digamma(d / 2) + np.log(d / 2)
+    mean = float(e.mean())
+    spread = float(((e - mean) ** 2).sum() / (e.size - 1) - trigamma(d / 2).mean())
+    if spread <= 0:
+        return Prior(MAX_PRIOR_DF, math.exp(mean))
+    df0 = min(2.0 * trigamma_inverse(spread), MAX_PRIOR_DF)
+    scale = math.exp(mean + float(digamma(df0 / 2)) - math.log(df0 / 2))
+    return Prior(df0, scale)
