@@ -210,8 +210,73 @@ class _Test:
     p_down: float  # P(T <= t)
 
 
-def _t_test(evidence: Evidence, prior: Prior) -> _Test | None:
-    variance, df = prior.moderate(evidence.variance if evidence.df else 0.0, evidence.df)
+def _moderated(evidence: Evidence, prior: Prior) -> tuple[float, float]:
+    return prior.moderate(evidence.variance if evidence.df else 0.0, evidence.df)
+
+
+MIN_TAIL_VALUES = 50  # fewer prediction residuals say nothing about the tails
+HEAVY_TAIL_LR = 3.84  # the likelihood ratio (chi-square, 1 df, 5%) that makes tails heavy
+USE_TAIL = True
+
+
+@dataclass(frozen=True)
+class Tails:
+    """The null distribution of t learned from the suite's own history: Student-t with `df`
+    and `scale` (None: the tails are as the test assumes)."""
+
+    df: float | None = None
+    scale: float = 1.0
+    values: int = 0
+
+    def sf(self, t: float) -> float | None:
+        if self.df is None or not math.isfinite(t):
+            return None
+        return t_sf(t / self.scale, self.df)
+
+
+def prediction_residuals(cases: Sequence[Case], priors: Mapping[str, Prior]) -> np.ndarray:
+    """Each reference run of each benchmark taken in turn as if it were the head, against the
+    others: its t with the variance learned without it (externally studentized). Under the
+    null the head is one more such run, so these show what its t can do."""
+    values = []
+    for case in cases:
+        e = case.evidence
+        if e is None or e.side_by_side or e.reference.size < 3 or e.df < 2:
+            continue
+        prior = priors.get(case.prior_group, NO_PRIOR)
+        n = e.reference.size
+        deviation = e.reference - e.reference.mean()
+        left_ss = np.maximum(e.sum_of_squares - deviation ** 2 * n / (n - 1), 0.0)
+        left_df = e.df - 1
+        if prior.df > 0 and math.isfinite(prior.scale):
+            variance = (prior.df * prior.scale + left_ss) / (prior.df + left_df)
+        else:
+            variance = left_ss / left_df
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = deviation * n / (n - 1) / np.sqrt(variance * (1 + 1 / (n - 1)))
+        values.append(t[np.isfinite(t)])
+    return np.concatenate(values) if values else np.array([])
+
+
+def learn_tails(residuals: np.ndarray) -> Tails:
+    """A Student-t fitted to the prediction residuals by maximum likelihood, kept only when it
+    fits them better than a normal by the likelihood-ratio test at 5% (heavy tails must show
+    before they cost power)."""
+    if residuals.size < MIN_TAIL_VALUES:
+        return Tails(values=int(residuals.size))
+    from scipy import stats  # imported here: commands that only read stay light
+
+    df, _, scale = stats.t.fit(residuals, floc=0.0)
+    sd = float(np.sqrt(np.mean(residuals ** 2)))
+    gain = 2 * (stats.t.logpdf(residuals, df, 0.0, scale).sum()
+                - stats.norm.logpdf(residuals, 0.0, sd).sum())
+    if not (gain > HEAVY_TAIL_LR and math.isfinite(df)):
+        return Tails(values=int(residuals.size))
+    return Tails(float(df), float(scale), int(residuals.size))
+
+
+def _t_test(evidence: Evidence, prior: Prior, tails: Tails = Tails()) -> _Test | None:
+    variance, df = _moderated(evidence, prior)
     if df <= 0 or not math.isfinite(variance):
         return None
     spread = math.sqrt(variance)
@@ -225,6 +290,9 @@ def _t_test(evidence: Evidence, prior: Prior) -> _Test | None:
         t = 0.0 if estimate == 0 else math.copysign(math.inf, estimate)
     p_up = t_sf(t, df) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
     p_down = t_sf(-t, df) if math.isfinite(t) else (0.0 if t < 0 else 1.0)
+    if not evidence.side_by_side:  # never more lenient than the t distribution
+        p_up = max(p_up, tails.sf(t) or 0.0)
+        p_down = max(p_down, tails.sf(-t) or 0.0)
     return _Test(t, df, scale, spread, p_up, p_down)
 
 
@@ -232,8 +300,9 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
           priors: Mapping[str, Prior] | None = None) -> list[Assessment]:
     """The rule over a suite (see the module docstring); one assessment per case."""
     priors = fit_priors(cases) if priors is None else priors
-    tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR)) if c.evidence else None
-             for c in cases]
+    tails = learn_tails(prediction_residuals(cases, priors)) if USE_TAIL else Tails()
+    tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails)
+             if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)
                         for c, t in zip(cases, tests, strict=True)])
     p_better = np.array([math.nan if t is None else (t.p_down if c.lower_is_better else t.p_up)
