@@ -52,7 +52,7 @@ def test_compare_files_prints_the_report_and_writes_everything(cli, tmp_path):
     verdicts = json.loads((tmp_path / "verdicts.json").read_text())
     assert {v["name"]: v["verdict"] for v in verdicts["verdicts"]} == {
         "slower": "regression", "steady": "unchanged"}
-    assert verdicts["verdicts"][0]["history_runs"] == 12
+    assert verdicts["verdicts"][0]["history_runs"] == 13  # 12 runs of history + the base
     assert (tmp_path / "handoff" / "pr-number.txt").read_text() == "5\n"
 
 
@@ -72,8 +72,8 @@ def test_without_history_a_clear_slowdown_does_not_fail_the_job(cli, tmp_path):
     slower = next(v for v in json.loads((tmp_path / "v.json").read_text())["verdicts"]
                   if v["name"] == "slower")
     assert (slower["verdict"], slower["note"]) == ("inconclusive",
-                                                   "not enough history (0 runs; 5 needed)")
-    assert "not enough history (0 runs; 5 needed)" in done.stdout
+                                                   "not enough history (1 runs; 3 needed)")
+    assert "not enough history (1 runs; 3 needed)" in done.stdout
 
 
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
@@ -84,17 +84,20 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         (("compare", "base.json", "head.json", "--min-effect-for", "x"), "KEY=FRACTION"),
         (("compare", "base.json", "head.json", "--min-effect", "-1"), "not a fraction"),
         (("compare", "base.json", "head.json", "--min-effect", "nan"), "not a fraction"),
-        (("compare", "base.json", "head.json", "--z", "0"), "--z: 0.0 is not a number > 0"),
-        (("compare", "base.json", "head.json", "--z", "nan"), "--z: nan is not a number > 0"),
-        (("compare", "base.json", "head.json", "--z", "inf"), "--z: inf is not a number > 0"),
-        (("compare", "base.json", "head.json", "--large-suite-z", "-3"), "--large-suite-z"),
-        (("compare", "base.json", "head.json", "--large-suite-size", "-1"),
-         "--large-suite-size: -1 must be at least 0"),
+        (("compare", "base.json", "head.json", "--false-alarm-rate", "0"),
+         "--false-alarm-rate: 0.0 is not a fraction in (0, 0.5) such as 0.01"),
+        (("compare", "base.json", "head.json", "--false-alarm-rate", "nan"),
+         "--false-alarm-rate: nan is not a fraction in (0, 0.5) such as 0.01"),
+        (("compare", "base.json", "head.json", "--per-pr-level", "inf"),
+         "--per-pr-level: inf is not a fraction in (0, 1] such as 0.05"),
+        (("compare", "base.json", "head.json", "--min-history", "1"),
+         "--min-history: 1 must be at least 2"),
         (("compare", "base.json", "head.json", "--pr", "-5"), "--pr: -5 must be at least 1"),
         (("ab", "--base", ".", "--head", ".", "--rounds", "0"), "--rounds: 0 must be at least 1"),
         (("ab", "--base", ".", "--head", ".", "--confirm-rounds", "-1"),
          "--confirm-rounds: -1 must be at least 0"),
-        (("ab", "--base", ".", "--head", ".", "--z", "nan"), "--z: nan is not a number > 0"),
+        (("ab", "--base", ".", "--head", ".", "--per-pr-level", "nan"),
+         "--per-pr-level: nan is not a fraction in (0, 1] such as 0.05"),
     ]
     for args, message in cases:
         done = cli(*args)
@@ -141,11 +144,12 @@ def test_auto_baseline_is_the_nearest_ancestor_of_the_merge_base_with_results(cl
     fallback = json.loads((tmp_path / "v.json").read_text())
     assert fallback["base_runs"] == ["main-c4"]
     assert "latest" in fallback["baseline"]
-    # 13 -> 11.5 is 12% faster, but the baseline run is itself 30% off the rest of the
-    # history, which the tail-aware spread sees: not called an improvement
-    assert fallback["verdicts"][0]["ratio"] < 0.9
-    assert fallback["verdicts"][0]["verdict"] == "inconclusive"
-    assert fallback["verdicts"][0]["note"] == "within the run-to-run noise"
+    # 13 -> 11.5 would be 12% faster, but the baseline run is itself 30% off the rest of the
+    # history: the baseline level is the history's (about 10.2), and that odd run widens
+    # the noise, so nothing is called
+    assert 1.05 < fallback["verdicts"][0]["ratio"] < 1.2
+    assert fallback["verdicts"][0]["verdict"] == "unchanged"
+    assert fallback["verdicts"][0]["detectable"] > 0.12
 
 
 def test_an_untrusted_head_is_reported_but_not_alerted_on(cli, tmp_path):

@@ -1,202 +1,200 @@
-"""The rule on one benchmark: the three conditions, direction, log space, little history."""
+"""The verdict rule on worked cases: one benchmark, a suite, the statistics under it."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from support.runs import samples
-from torch_bench.analyze.noise import NoiseEstimate, robust_log_spread
-from torch_bench.analyze.rule import Outcome, RulePolicy, assess, t_threshold
+from torch_bench.analyze.moderation import Prior, digamma, fit_prior, trigamma
+from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
+from torch_bench.analyze.rule import (
+    Case,
+    Outcome,
+    RulePolicy,
+    Tails,
+    assess,
+    evidence_from_groups,
+    judge,
+    learn_tails,
+    median_sampling_variance,
+)
 
-QUIET = NoiseEstimate(0.01, 20)  # 1% run-to-run noise learned from 20 runs
+
+def levels(centre: float, spread: float, n: int, seed: int) -> list[float]:
+    """n per-run medians around `centre`, log-normal with sd `spread`, exactly centred."""
+    noise = np.random.default_rng(seed).normal(0.0, spread, n)
+    return list(centre * np.exp(noise - noise.mean()))
 
 
-def run(median, seed, cv=0.01, n=60):
-    return samples(median, n=n, cv=cv, seed=seed)
-
-
-def test_a_clear_slowdown_is_worse_with_high_confidence():
-    a = assess([run(10, 1)], [run(11, 2)], QUIET, lower_is_better=True)
-    assert a.outcome is Outcome.WORSE
-    assert not a.low_confidence
-    assert a.ratio == pytest.approx(1.1, rel=0.01)
-    assert a.p_value < 0.001 and a.z > 3
+def test_a_clear_slowdown_is_worse_and_a_clear_speedup_better():
+    history = levels(10.0, 0.01, 20, 1)
+    worse = assess(history, [11.0], lower_is_better=True)
+    assert worse.outcome is Outcome.WORSE and not worse.low_confidence
+    assert worse.ratio == pytest.approx(1.1, rel=1e-6) and worse.history_runs == 20
+    assert assess(history, [9.0], lower_is_better=True).outcome is Outcome.BETTER
 
 
 def test_direction_comes_from_the_metric_a_higher_throughput_is_better():
-    a = assess([run(100, 1)], [run(110, 2)], QUIET, lower_is_better=False)
-    assert a.outcome is Outcome.BETTER
-    b = assess([run(100, 1)], [run(90, 2)], QUIET, lower_is_better=False)
-    assert b.outcome is Outcome.WORSE
+    history = levels(100.0, 0.01, 20, 2)
+    assert assess(history, [80.0], lower_is_better=False).outcome is Outcome.WORSE
+    assert assess(history, [120.0], lower_is_better=False).outcome is Outcome.BETTER
 
 
 def test_a_change_under_the_minimum_effect_is_unchanged_even_when_significant():
-    # 1% slower with almost no per-iteration noise: Mann-Whitney is sure, but 1% < 2%
-    a = assess([run(10, 1, cv=0.001)], [run(10.1, 2, cv=0.001)], NoiseEstimate(0.001, 20),
-               lower_is_better=True)
-    assert a.p_value < 1e-6
-    assert a.outcome is Outcome.SAME
+    history = levels(10.0, 0.0005, 20, 3)
+    a = assess(history, [10.15], lower_is_better=True)
+    assert a.p_value < 1e-6 and a.outcome is Outcome.SAME
 
 
-def test_a_change_within_run_to_run_noise_is_inconclusive():
-    # 6% slower, samples clearly differ, but runs move by 5% from one to the next: z < 3
-    a = assess([run(10, 1)], [run(10.6, 2)], NoiseEstimate(0.05, 20), lower_is_better=True)
-    assert a.p_value < 0.001
-    assert abs(a.z) < 3
-    assert a.outcome is Outcome.UNSURE
-
-
-def test_samples_too_noisy_to_differ_are_inconclusive():
-    a = assess([run(10, 1, cv=0.5, n=10)], [run(11, 2, cv=0.5, n=10)], QUIET,
-               lower_is_better=True)
-    assert a.p_value > 0.001
-    assert a.outcome is Outcome.UNSURE
-
-
-def test_more_runs_a_side_shrink_the_noise_term():
-    one = assess([run(10, 1)], [run(10.6, 2)], NoiseEstimate(0.02, 20), lower_is_better=True)
-    three = assess([run(10, s) for s in (1, 3, 5)], [run(10.6, s) for s in (2, 4, 6)],
-                   NoiseEstimate(0.02, 20), lower_is_better=True)
-    assert three.z == pytest.approx(one.z * math.sqrt(3), rel=0.1)
-    assert one.outcome is Outcome.UNSURE and three.outcome is Outcome.WORSE
-
-
-@pytest.mark.parametrize("runs", [0, 1, 2, 4])
-def test_without_enough_history_a_large_change_is_inconclusive_and_says_why(runs):
-    medians = [10.0, 10.1, 9.9, 10.05][:runs]
-    a = assess([run(10, 1)], [run(15, 2)], NoiseEstimate.from_medians(medians),
-               lower_is_better=True)
-    assert a.p_value < 1e-6  # the samples clearly differ, yet the run-to-run noise is unknown
-    assert a.outcome is Outcome.UNSURE
-    assert a.reason == f"not enough history ({runs} runs; 5 needed)"
-
-
-def test_without_history_a_small_change_is_still_unchanged():
-    a = assess([run(10, 1)], [run(10.05, 2)], NoiseEstimate.from_medians([]),
-               lower_is_better=True)
+def test_a_change_within_the_noise_is_unchanged_and_says_what_could_have_been_seen():
+    history = levels(10.0, 0.05, 20, 4)
+    a = assess(history, [10.6], lower_is_better=True)
     assert a.outcome is Outcome.SAME and a.reason is None
+    # the smallest change that would have been called: t threshold x scale, beyond +6%
+    assert a.detectable == pytest.approx(math.expm1(a.threshold * a.noise
+                                                    * math.sqrt(1 / 20 + 1)), rel=1e-9)
+    assert a.detectable > 0.06
+    assert assess(history, [10.0 * (1 + a.detectable) * 1.01],
+                  lower_is_better=True).outcome is Outcome.WORSE
 
 
-def test_the_threshold_widens_as_the_history_shrinks():
-    # the same 8% change against the same 1.5% spread: enough from 20 runs, not from 5
-    base, head = [run(10, 1)], [run(10.8, 2)]
-    long = assess(base, head, NoiseEstimate(0.015, 20), lower_is_better=True)
-    short = assess(base, head, NoiseEstimate(0.015, 5), lower_is_better=True)
-    assert long.z == pytest.approx(short.z)
-    assert short.threshold > 1.8 * long.threshold > 6
-    assert long.outcome is Outcome.WORSE and not long.low_confidence
-    assert short.outcome is Outcome.UNSURE and short.low_confidence
-    assert short.reason == "within the run-to-run noise"
+def test_the_resolution_is_never_finer_than_the_minimum_effect():
+    a = assess(levels(10.0, 0.0001, 20, 5), [10.0], lower_is_better=True)
+    assert a.detectable == pytest.approx(0.02)
 
 
-def test_t_threshold_matches_the_normal_one_with_endless_history():
-    assert t_threshold(3.0, 10_000) == pytest.approx(3.0, rel=0.01)
-    assert t_threshold(3.0, 2) == pytest.approx(19.2, rel=0.01)
-    assert t_threshold(3.0, 0) == math.inf
+@pytest.mark.parametrize("runs", [1, 2])
+def test_without_enough_history_a_large_change_is_inconclusive_and_says_why(runs):
+    a = assess(levels(10.0, 0.01, runs, 6), [15.0], lower_is_better=True)
+    assert a.outcome is Outcome.UNSURE
+    assert a.reason == f"not enough history ({runs} runs; 3 needed)"
+    assert assess(levels(10.0, 0.01, runs, 6), [10.05],
+                  lower_is_better=True).outcome is Outcome.SAME
 
 
-def test_ratios_compare_in_log_space_halving_and_doubling_are_the_same_size():
-    up = assess([run(2.0, 1)], [run(4.0, 2)], QUIET, lower_is_better=False)
-    down = assess([run(2.0, 1)], [run(1.0, 2)], QUIET, lower_is_better=False)
-    assert up.z == pytest.approx(-down.z, rel=0.02)
+def test_side_by_side_rounds_need_no_history():
+    base, head = levels(10.0, 0.01, 3, 7), levels(11.0, 0.01, 3, 8)
+    a = assess(base, head, lower_is_better=True, side_by_side=True)
+    assert a.outcome is Outcome.WORSE and a.side_by_side and not a.low_confidence
+    assert a.df == 4  # one mean per side
+
+
+def test_a_short_history_needs_a_larger_change():
+    five = assess(levels(10.0, 0.02, 5, 9), [10.9], lower_is_better=True)
+    twenty = assess(levels(10.0, 0.02, 20, 9), [10.9], lower_is_better=True)
+    assert five.threshold > twenty.threshold and five.low_confidence
+    assert five.detectable > twenty.detectable
+
+
+def test_more_head_runs_shrink_the_noise_term():
+    history = levels(10.0, 0.03, 20, 10)
+    one = assess(history, [10.7], lower_is_better=True)
+    three = assess(history, levels(10.7, 0.03, 3, 11), lower_is_better=True)
+    assert abs(three.z) > abs(one.z)
+
+
+def test_halving_and_doubling_are_the_same_size():
+    history = levels(10.0, 0.05, 20, 12)
+    slower = assess(history, [20.0], lower_is_better=True)
+    faster = assess(history, [5.0], lower_is_better=True)
+    assert slower.z == pytest.approx(-faster.z, rel=1e-9)
 
 
 def test_minimum_effect_per_suite_or_metric_most_specific_wins():
-    policy = RulePolicy(min_effect_for={"compile": 0.05, "compile:peak_rss": 0.2,
-                                        "latency": 0.03})
-    assert policy.effect_for("compile", "speedup") == 0.05
-    assert policy.effect_for("compile", "peak_rss") == 0.2
-    assert policy.effect_for("rnns", "latency") == 0.03
-    assert policy.effect_for("rnns", "time") == 0.02
+    policy = RulePolicy(min_effect_for={"rnns": 0.05, "latency": 0.03,
+                                        "rnns:latency": 0.10})
+    assert policy.effect_for("rnns", "latency") == 0.10
+    assert policy.effect_for("cnns", "latency") == 0.03
+    assert policy.effect_for("rnns", "throughput") == 0.05
+    assert policy.effect_for("cnns", "memory") == 0.02
 
 
-def test_large_suites_get_a_stricter_z():
-    policy = RulePolicy(large_suite_size=50, large_suite_z=4.0)
-    assert policy.z_for(50) == 3.0 and policy.z_for(51) == 4.0
+def test_a_head_run_noisier_inside_than_history_is_judged_by_its_own_noise():
+    history = levels(10.0, 0.01, 20, 13)
+    steady = evidence_from_groups(np.log(history), [math.log(11.0)])
+    busy = evidence_from_groups(np.log(history), [math.log(11.0)],
+                                head_within=median_sampling_variance(
+                                    list(11.0 * np.exp(np.random.default_rng(1)
+                                                       .normal(0, 0.8, 20)))))
+    found = judge([Case(e, True, 0.02, "latency", 20, (10.0, 11.0)) for e in (steady, busy)],
+                  RulePolicy(fdr=1.0), {"latency": Prior(0.0, math.nan)})
+    assert [a.outcome for a in found] == [Outcome.WORSE, Outcome.SAME]
 
 
-def test_robust_spread_ignores_one_wild_run():
-    values = [10.0, 10.1, 9.9, 10.05, 9.95, 30.0]
-    assert robust_log_spread(values) < 0.02
-    assert robust_log_spread([10.0, 11.0]) is None
+def suite_cases(rng, m: int, spread: float, runs: int = 10, change: dict | None = None):
+    cases = []
+    for j in range(m):
+        history = rng.normal(0.0, spread, runs)
+        head = rng.normal(0.0, spread, 1) + math.log1p((change or {}).get(j, 0.0))
+        e = evidence_from_groups(history, head)
+        cases.append(Case(e, True, 0.02, "latency", runs, (1.0, float(np.exp(head[0])))))
+    return cases
 
 
-@pytest.mark.parametrize("runs", [3, 5, 10, 20])
-def test_the_spread_is_unbiased_from_few_runs(runs):
-    # uncorrected, 1.4826 x MAD of 3 runs is a third too small, of 20 runs 4% too small
-    import numpy as np
-
-    from torch_bench.analyze.noise import robust_log_spreads
-
-    sd = 0.03
-    medians = np.exp(np.random.default_rng(runs).normal(0.0, sd, size=(40_000, runs)))
-    assert robust_log_spreads(medians).mean() == pytest.approx(sd, rel=0.015)
-    assert robust_log_spread(list(medians[0])) == pytest.approx(robust_log_spreads(medians)[0])
+def test_a_benchmark_borrows_degrees_of_freedom_from_its_suite():
+    rng = np.random.default_rng(20)
+    cases = suite_cases(rng, 30, 0.02, runs=4)
+    found = judge(cases)
+    assert all(a.df > 3 for a in found)  # more than its own 3
+    lone = judge(cases[:1], priors={"latency": Prior(0.0, math.nan)})[0]
+    assert lone.df == 3
 
 
-def test_the_tail_aware_spread_sees_a_minority_of_runs_on_a_slower_host():
-    from torch_bench.analyze.noise import tail_aware_spread
-
-    fast = [10.0, 10.05, 9.95, 10.02, 9.98, 10.01, 9.99, 10.03]
-    mixed = fast + [11.0, 11.05]  # two runs of ten on a host 10% slower
-    assert robust_log_spread(mixed) < 0.01  # the MAD alone does not see them
-    assert tail_aware_spread(mixed) > 0.03
-
-
-def test_a_spread_from_runs_that_happen_to_agree_does_not_collapse():
-    from torch_bench.analyze.noise import suite_spread
-
-    # 3 runs, two identical: the MAD is 0; the suite's other benchmarks move by about 2%
-    series = {"a": [10.0, 10.0, 10.2], "b": [5.0, 5.1, 4.9], "c": [1.0, 1.02, 0.98],
-              "d": [2.0, 2.04, 1.96]}
-    assert robust_log_spread(series["a"]) == pytest.approx(0.0)
-    pooled = NoiseEstimate.from_medians(series["a"], suite_spread(series))
-    assert pooled.spread > 0.015
+def test_one_significant_benchmark_among_many_is_not_named_alone():
+    rng = np.random.default_rng(21)
+    cases = suite_cases(rng, 200, 0.02)
+    # benchmark 0: p about 0.003 on its own, not among 200 at the per-PR level
+    cases[0] = suite_cases(np.random.default_rng(5), 1, 0.02)[0]
+    e = cases[0].evidence
+    shifted = evidence_from_groups(e.reference, e.reference.mean() + np.array([0.07]))
+    cases[0] = Case(shifted, True, 0.02, "latency", 10, (1.0, 1.07))
+    in_suite = judge(cases)[0]
+    alone = judge(cases[:1], priors={"latency": Prior(0.0, math.nan)})[0]
+    assert alone.outcome is Outcome.WORSE
+    assert in_suite.outcome is Outcome.UNSURE and "per-PR level" in in_suite.reason
 
 
-def test_the_suite_never_pulls_a_noisy_benchmark_down():
-    noisy = [10.0, 11.0, 9.0, 10.5, 9.5]
-    alone = NoiseEstimate.from_medians(noisy)
-    assert NoiseEstimate.from_medians(noisy, suite_spread=0.001).spread == pytest.approx(
-        alone.spread)
+def test_a_real_change_in_a_large_suite_is_still_found():
+    rng = np.random.default_rng(22)
+    found = judge(suite_cases(rng, 1000, 0.01, change={0: 0.10}))
+    assert found[0].outcome is Outcome.WORSE
+    assert sum(a.outcome is Outcome.WORSE for a in found) == 1
 
 
-def process_chunks(seed, processes=10, per_process=50, level=10.0):
-    """Samples of one run spread over worker processes, each with its own offset."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    offsets = rng.normal(0.0, 0.03, processes)
-    values = [level * math.exp(o + rng.normal(0.0, 0.005)) for o in offsets
-              for _ in range(per_process)]
-    return values, [per_process] * processes
+def test_benjamini_hochberg_on_a_worked_example():
+    p = [0.01, 0.04, 0.03, 0.005, 0.5, math.nan]
+    # sorted 0.005 0.01 0.03 0.04 0.5 against 0.01 0.02 0.03 0.04 0.05 (level 0.05, m = 5)
+    assert benjamini_hochberg(p, 0.05).tolist() == [True, True, True, True, False, False]
+    assert benjamini_hochberg([0.03, 0.9], 0.05).tolist() == [False, False]
+    assert benjamini_hochberg([0.02, 0.9], 0.05).tolist() == [True, False]
+    assert next_cutoff([0.03, 0.9], 0.05) == pytest.approx(0.025)
 
 
-def test_the_within_run_test_compares_processes_not_pooled_iterations():
-    (base, base_sizes), (head, head_sizes) = process_chunks(1), process_chunks(2)
-    pooled = assess([base], [head], QUIET, lower_is_better=True)
-    per_process = assess([base], [head], QUIET, lower_is_better=True,
-                         base_processes=[base_sizes], head_processes=[head_sizes])
-    # unchanged code: the process offsets alone make 200 pooled iterations look different
-    assert pooled.within_test == "iterations" and pooled.p_value < 0.001
-    assert per_process.within_test == "processes" and per_process.p_value > 0.01
+def test_polygamma_functions_on_known_values():
+    assert float(digamma(1.0)) == pytest.approx(-0.5772156649015329, abs=1e-10)
+    assert float(trigamma(1.0)) == pytest.approx(math.pi ** 2 / 6, rel=1e-9)
+    assert float(digamma(0.5)) == pytest.approx(-1.9635100260214235, abs=1e-10)
 
 
-def test_too_few_processes_for_the_test_leave_the_verdict_to_the_noise_condition():
-    (base, base_sizes), (head, _) = process_chunks(1, processes=3), process_chunks(2, processes=3)
-    slower = [v * 1.2 for v in head]
-    a = assess([base], [slower], QUIET, lower_is_better=True, base_processes=[base_sizes],
-               head_processes=[[50, 50, 50]])
-    assert a.within_test == "too few processes" and a.p_value is None
-    assert a.outcome is Outcome.WORSE  # 20% against 1% run-to-run noise from 20 runs
+def test_the_prior_is_recovered_from_many_variances():
+    rng = np.random.default_rng(23)
+    true_variances = 4.0 * 0.001 / rng.chisquare(4.0, 5000)
+    observed = true_variances * rng.chisquare(5, 5000) / 5
+    prior = fit_prior(observed, np.full(5000, 5))
+    assert prior.df == pytest.approx(4.0, rel=0.25)
+    assert prior.scale == pytest.approx(0.001, rel=0.15)
 
 
-def test_one_process_per_run_falls_back_to_the_iterations():
-    from torch_bench.analyze.rule import process_medians
+def test_identical_variances_make_a_certain_prior_and_too_few_none():
+    assert fit_prior([0.01] * 10, [1e9] * 10).df > 1e5
+    assert fit_prior([0.01, 0.02], [5, 5]).df == 0
 
-    assert process_medians([1.0, 2.0, 3.0], None) == [2.0]
-    assert process_medians([1.0, 2.0, 3.0], [3]) == [2.0]
-    assert process_medians([1.0, 2.0, 3.0, 9.0], [2, 2]) == [1.5, 6.0]
-    assert process_medians([1.0, 2.0, 3.0], [2, 2]) == [2.0]  # sizes that do not add up
+
+def test_heavy_tails_are_learned_only_when_the_history_shows_them():
+    rng = np.random.default_rng(24)
+    assert learn_tails(rng.normal(0, 1, 2000)).df is None
+    heavy = learn_tails(rng.standard_t(2.5, 2000))
+    assert heavy.df is not None and heavy.df < 5
+    assert learn_tails(rng.standard_t(2.5, 20)) == Tails(values=20)  # too few to tell

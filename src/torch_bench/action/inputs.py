@@ -58,6 +58,13 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _open_fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise ValueError("expected a fraction in (0, 1) such as 0.01")
+    return value
+
+
 def _device(text: str) -> str:
     if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
         raise ValueError("expected cpu, cuda or cuda:N")
@@ -137,7 +144,8 @@ INPUTS: tuple[Input, ...] = (
     Input("site-folder", _site_folder, "."),
     Input("comment", _choice("always", "on-regression", "never"), "always"),
     Input("min-effect", _fraction, "0.02"),
-    Input("z-threshold", _positive_float, "3"),
+    Input("false-alarm-rate", _open_fraction, "0.01"),
+    Input("per-pr-level", _open_fraction, "0.05"),
     Input("fail-on-regression", _bool, "false"),
     Input("baseline", _baseline, "auto"),
     Input("ab", _choice("auto", "always", "never"), "auto"),

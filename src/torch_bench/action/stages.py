@@ -134,7 +134,9 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
     if ctx.is_pr:  # the hand-off for a separate comment workflow, fork or not
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
     report = ["--markdown", paths.report, "--json", paths.verdicts,
-              "--min-effect", inputs["min-effect"], "--z", inputs["z-threshold"],
+              "--min-effect", inputs["min-effect"],
+              "--false-alarm-rate", inputs["false-alarm-rate"],
+              "--per-pr-level", inputs["per-pr-level"],
               "--config-name", config_name, *extra]
     try:
         head_run = load_run(head)

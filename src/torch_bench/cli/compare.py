@@ -5,7 +5,6 @@ and an exit status."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import subprocess
@@ -76,11 +75,15 @@ def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
                       help="smallest change called a regression (default 0.02 = 2%%)")
     rule.add_argument("--min-effect-for", action="append", default=[], metavar="KEY=FRACTION",
                       help="minimum effect for a suite, metric or suite:metric (repeatable)")
-    rule.add_argument("--z", type=float, default=3.0, help="z threshold (default 3)")
-    rule.add_argument("--large-suite-size", type=int, default=50, metavar="N",
-                      help="above N compared benchmarks use --large-suite-z (default 50)")
-    rule.add_argument("--large-suite-z", type=float, default=4.0, metavar="Z",
-                      help="stricter z for large suites (default 4)")
+    rule.add_argument("--false-alarm-rate", type=float, default=0.01, metavar="FRACTION",
+                      help="per benchmark: the chance that an unchanged benchmark is called a "
+                           "regression (default 0.01 = 1%%)")
+    rule.add_argument("--per-pr-level", type=float, default=0.05, metavar="FRACTION",
+                      help="per report: the Benjamini-Hochberg level over the suite, the "
+                           "chance that a report on an unchanged PR names any regression "
+                           "(default 0.05 = 5%%; 1 turns the correction off)")
+    rule.add_argument("--min-history", type=int, default=3, metavar="N",
+                      help="base-branch runs needed to judge without A/B rounds (default 3)")
     rule.add_argument("--ignore-environment", action="store_true",
                       help="compare even when the environment fingerprints differ")
 
@@ -118,14 +121,18 @@ def policy_from(args: argparse.Namespace) -> RulePolicy:
             (f"--min-effect-for {k}", v) for k, v in overrides.items())):
         if not 0 <= value < 10:
             raise UserError(f"{name}: {value} is not a fraction such as 0.02")
-    for name, value in (("--z", args.z), ("--large-suite-z", args.large_suite_z)):
-        if not 0 < value < math.inf:
-            raise UserError(f"{name}: {value} is not a number > 0")
-    at_least("--large-suite-size", args.large_suite_size, 0)
+    if not 0 < args.false_alarm_rate < 0.5:
+        raise UserError(f"--false-alarm-rate: {args.false_alarm_rate} is not a fraction in "
+                        "(0, 0.5) such as 0.01")
+    if not 0 < args.per_pr_level <= 1:
+        raise UserError(f"--per-pr-level: {args.per_pr_level} is not a fraction in (0, 1] "
+                        "such as 0.05")
+    at_least("--min-history", args.min_history, 2)
     if args.pr is not None:
         at_least("--pr", args.pr, 1)
-    return RulePolicy(z=args.z, min_effect=args.min_effect, min_effect_for=overrides,
-                      large_suite_size=args.large_suite_size, large_suite_z=args.large_suite_z)
+    return RulePolicy(alpha=args.false_alarm_rate, fdr=args.per_pr_level,
+                      min_effect=args.min_effect, min_effect_for=overrides,
+                      min_history=args.min_history)
 
 
 def at_least(name: str, value: int, lowest: int) -> None:
