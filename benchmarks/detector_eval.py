@@ -37,13 +37,14 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.results.schema import measured, new_run
+from torch_bench.results.stats import Summary
 
 SEED = 20261123
 PROCESSES, PER_PROCESS = 3, 10
@@ -131,11 +132,23 @@ def draw_samples(rng, suite: Suite, offsets: np.ndarray, model: Model,
         * np.exp(logs)
 
 
+def summaries(samples: np.ndarray) -> np.ndarray:
+    """Every (run, benchmark)'s Summary fields at once, as `results.stats.summarize` computes
+    them one by one (same percentiles, same ddof): the documents are the same, built faster."""
+    q25, median, q75, p90 = np.percentile(samples, [25, 50, 75, 90], axis=2)
+    return np.stack([median, samples.mean(axis=2), samples.std(axis=2, ddof=1), q75 - q25,
+                     samples.min(axis=2), samples.max(axis=2), p90], axis=2)
+
+
 def documents(samples: np.ndarray, names: list[str], first_day: int, branch: str) -> list:
     runs = []
+    stats = summaries(samples)
+    template = measured("sim", names[0], "latency", [1.0, 1.0])
+    sizes = {"process_sizes": [PER_PROCESS] * PROCESSES}
     for r in range(samples.shape[0]):
-        results = [measured("sim", names[j], "latency", samples[r, j].tolist(),
-                            extra={"process_sizes": [PER_PROCESS] * PROCESSES})
+        results = [replace(template, name=names[j], samples=tuple(samples[r, j].tolist()),
+                           summary=Summary(samples.shape[2], *stats[r, j].tolist()),
+                           extra=sizes)
                    for j in range(samples.shape[1])]
         day = first_day + r
         runs.append(new_run(results, created_at=f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}"

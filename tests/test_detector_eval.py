@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from torch_bench.analyze.verdicts import Kind
+from torch_bench.results.stats import summarize
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "detector_eval.py"
 
@@ -46,3 +47,16 @@ def test_the_oracle_threshold_is_the_null_quantile():
     stats = np.arange(1000, dtype=float)
     assert 988 < script.oracle_threshold(stats, 0.01) < 990  # 1% of the null beyond it
     assert math.isclose(script.wilson_upper(0.0, 100), 0.037, abs_tol=0.001)
+
+
+def test_documents_built_in_bulk_carry_the_summaries_summarize_computes():
+    script = load_script()
+    samples = np.random.default_rng(4).lognormal(0.0, 0.1, (2, 3, 30))
+    runs = script.documents(samples, ["a", "b", "c"], 0, "main")
+    for r, run in enumerate(runs):
+        for j, result in enumerate(run.results):
+            expected = summarize(samples[r, j])
+            for field in ("n", "median", "mean", "std", "iqr", "min", "max", "p90"):
+                assert getattr(result.summary, field) == pytest.approx(
+                    getattr(expected, field), rel=1e-12)
+            assert result.benchmark_id == f"sim/{'abc'[j]}[]:latency"

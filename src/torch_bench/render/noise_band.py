@@ -8,7 +8,7 @@ A table cell compares one run with one run, so the rule's z test becomes
 reach the rule's minimum effect. The noise s is learned from the newest baseline-branch points
 before the newest point, since the last change point when enough points follow it (a step is
 not noise; with fewer, each point of the window is taken relative to its own segment's
-median). With fewer runs than the rule needs to judge (`RulePolicy.min_history`, 5) nothing
+median). With fewer runs than `BAND_MIN_RUNS` (5) nothing
 is coloured, as the rule calls such changes inconclusive.
 
 Pure functions; no I/O.
@@ -28,6 +28,11 @@ from torch_bench.render.markers import ChangeMark, baseline_positions
 from torch_bench.render.model import Series
 
 MIN_NOISE_RUNS = 3  # the fewest runs a spread is estimated from (noise.robust_log_spread)
+# A table colours many single-run comparisons at once, with no per-page correction: it
+# colours only what is beyond z = 3 (0.13% per cell) from at least 5 runs, stricter than a PR
+# verdict, so a page of a thousand cells is not speckled with chance colours.
+BAND_Z = 3.0
+BAND_MIN_RUNS = 5
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class NoiseBand:
     def describe(self) -> str:
         """The hover text of a coloured or neutral change."""
         if self.spread is None:
-            return (f"noise unknown: {self.runs} baseline run(s), {DEFAULT_POLICY.min_history} "
+            return (f"noise unknown: {self.runs} baseline run(s), {BAND_MIN_RUNS} "
                     f"needed; "
                     f"not coloured")
         return (f"noise band ±{self.percent:.1f}% (t {self.z:.3g} × s {self.spread * 100:.2f}% "
@@ -61,13 +66,13 @@ class NoiseBand:
 def noise_band(series: Series, baseline_branch: str | None, marks: Sequence[ChangeMark] = (),
                policy: RulePolicy = DEFAULT_POLICY) -> NoiseBand:
     medians = noise_medians(series, baseline_branch, marks)
-    if len(medians) < policy.min_history:  # too few since the step: use the runs around it
+    if len(medians) < BAND_MIN_RUNS:  # too few since the step: use the runs around it
         medians = step_free_ratios(series, baseline_branch, marks)
     estimate = NoiseEstimate.from_medians(medians)
     min_effect = policy.effect_for(series.suite, series.metric)
-    if estimate.runs < policy.min_history or estimate.spread is None:
-        return NoiseBand(None, estimate.runs, policy.z, min_effect)
-    threshold = t_threshold(policy.z, estimate.degrees_of_freedom)
+    if estimate.runs < BAND_MIN_RUNS or estimate.spread is None:
+        return NoiseBand(None, estimate.runs, BAND_Z, min_effect)
+    threshold = t_threshold(BAND_Z, estimate.degrees_of_freedom)
     return NoiseBand(estimate.spread, estimate.runs, threshold, min_effect)
 
 
