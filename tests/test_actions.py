@@ -20,7 +20,7 @@ def test_one_warning_per_regression_with_escaped_data():
     regression = next(line for line in lines if "regression" in line)
     assert regression.startswith("::warning title=torch-bench regression::demo/slow,er: 100%25")
     assert "%0Anext" in regression and "\n" not in regression
-    assert "+14.9%25" in regression
+    assert "+14.6%25" in regression  # against the level of 21 runs
     failing = next(line for line in lines if "newly failing" in line)
     assert failing.endswith("demo/breaks latency: ok -> oom")
 

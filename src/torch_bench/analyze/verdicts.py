@@ -338,9 +338,10 @@ def _maker(key: str, result: Result, base_status: str | None, head_status: str |
 def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
                         policy: RulePolicy = DEFAULT_POLICY,
                         rerun_base: Sequence[Run] = ()) -> Comparison:
-    """Re-judge each regression on fresh head runs of only the flagged benchmarks, against the
-    same reference runs (or, when the re-run measured the base too, as A/B mode does, against
-    those fresh base runs side by side).
+    """Re-judge each regression on fresh head runs of only the flagged benchmarks: against
+    the same reference runs, the fresh runs alone (a replication: a fluke does not repeat);
+    or, when the re-run measured the base too, as A/B mode does, with the fresh rounds added
+    to the first ones, side by side (rounds alone cannot teach their noise).
 
     A regression the re-run confirms keeps its verdict with `confirmed=True`; one the re-run
     does not confirm becomes inconclusive with `confirmed=False`. Other verdicts are kept.
@@ -352,8 +353,9 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
     if not fresh_head:
         return comparison
     if fresh_base:
-        again = compare_runs(fresh_base, fresh_head, policy=policy, side_by_side=True,
-                             ignore_environment=True)
+        again = compare_runs([*comparison.base_runs, *fresh_base],
+                             [*comparison.head_runs, *fresh_head], policy=policy,
+                             side_by_side=True, ignore_environment=True)
     else:
         again = compare_runs(comparison.base_runs, fresh_head, comparison.reference_runs,
                              policy=policy, ignore_environment=True)
