@@ -170,6 +170,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError("--filter/--exclude: no case matches the selection (see the cases "
                         "with --dry-run and no filter)")
     console = Console(stderr=True)
+    _print_clock(console, clock)
     if args.dry_run:
         for item in planned:
             print(item.case.label)
@@ -178,7 +179,6 @@ def handle(args: argparse.Namespace) -> int:
         console.print("[yellow]this partition has no case; nothing to run[/]")
     env = run_environment(config)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
-    _print_clock(console, clock)
     sweep_stale_case_folders()
     try:
         with stop_on_signals():
