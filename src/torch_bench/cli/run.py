@@ -19,7 +19,11 @@ from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
 from torch_bench.errors import UserError
-from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
+from torch_bench.measure.calibration import (
+    is_one_document,
+    read_calibration_runs,
+    recorded_loops,
+)
 from torch_bench.measure.case_folders import sweep_stale_case_folders
 from torch_bench.measure.clock_choice import CHOICES, ClockChoice, choose_clock
 from torch_bench.measure.preflight import (
@@ -85,9 +89,10 @@ def register(subparsers) -> None:
                         help="worker processes each case's samples are spread over, one after "
                              "another (default 3; 1 = one process per case)")
     parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
-                        help="reuse the calls per sample recorded by the latest trusted run on "
-                             "this environment in this run document or data folder, so every "
-                             "run times the same loop (default: calibrate afresh)")
+                        help="reuse the calls per sample recorded in this run document (trusted "
+                             "or not), or by the latest trusted run on this environment in this "
+                             "data folder, so every run times the same loop (default: "
+                             "calibrate afresh)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -272,7 +277,8 @@ def _check_device(device: str) -> None:
 def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:
     if source is None:
         return {}
-    loops = recorded_loops(read_calibration_runs(source), fingerprint)
+    loops = recorded_loops(read_calibration_runs(source), fingerprint,
+                           trusted_only=not is_one_document(source))
     console.print(f"calls per sample: reusing the counts of {len(loops)} benchmark(s) "
                   f"recorded in {source}; any other is calibrated")
     return loops
