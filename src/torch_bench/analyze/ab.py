@@ -11,10 +11,11 @@ from the rounds themselves (`within_side_noise`).
 Both sides time the same loop: the first run of an A/B calibrates the calls per sample and
 its document (`calibration.json` in the output folder) is passed as `--calibration` to every
 later run of both sides, the confirming rounds included. Rounds start one worker process
-per case (`--processes 1` unless asked otherwise): the rounds themselves are the repeated
-processes. The base side's documents name the base's own commit and branch, not the head's
-that the job's environment describes. `run_round` runs one round, for callers that decide
-round by round how many to run.
+per case (`--processes 1` unless asked otherwise: the rounds themselves are the repeated
+processes), forked from a server that imported torch once (`--case-start fork`) rather than
+a fresh interpreter. The base side's documents name the base's own commit and branch, not
+the head's that the job's environment describes. `run_round` runs one round, for callers
+that decide round by round how many to run.
 """
 
 from __future__ import annotations
@@ -97,11 +98,14 @@ def has_flag(run_args: Sequence[str], flag: str) -> bool:
 
 
 def round_arguments(run_args: Sequence[str], calibration: Path | None) -> list[str]:
-    """`run_args` for one run of an A/B: one worker process per case unless asked, and the
+    """`run_args` for one run of an A/B: one worker process per case, forked from a server
+    that imported torch once (where the platform forks), unless asked otherwise; and the
     A/B's calibration when there is one and the caller gave none."""
     args = list(run_args)
     if not has_flag(args, "--processes"):
         args += ["--processes", "1"]
+    if not has_flag(args, "--case-start") and hasattr(os, "fork"):
+        args += ["--case-start", "fork"]
     if calibration is not None and calibration.is_file() and not has_flag(args, "--calibration"):
         args += ["--calibration", str(calibration)]
     return args

@@ -93,6 +93,11 @@ def register(subparsers) -> None:
                              "or not), or by the latest trusted run on this environment in this "
                              "data folder, so every run times the same loop (default: "
                              "calibrate afresh)")
+    parser.add_argument("--case-start", choices=("spawn", "fork"), default="spawn",
+                        help="how a case's process starts: a fresh interpreter (spawn, "
+                             "default) or forked from a server that imported torch and the "
+                             "suite once (fork, POSIX: about 2 s less a case; the suite module "
+                             "must do no torch work when imported)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -166,7 +171,8 @@ def handle(args: argparse.Namespace) -> int:
         cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
                      if k.startswith("suite_opt_") and v is not None},
     )
-    config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env)))
+    config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env),
+                                               case_start=args.case_start))
     _check_device(config.device)
     clock = choose_clock(args.clock, config.device, _case_threads(config.threads))
     config = replace(config, policy=replace(config.policy, clock=clock.clock))
