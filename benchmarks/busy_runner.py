@@ -219,7 +219,6 @@ def true_ratio(side: Path, factor_reps: int, pairs: int = 300) -> float:
     """The planted slowdown's true ratio: interleaved pairs in this process, CPU time."""
     sys.path.insert(0, str(side))
     import torch
-
     from busybench.suite import REPS, call
 
     torch.set_num_threads(1)
