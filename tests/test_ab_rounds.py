@@ -94,14 +94,14 @@ def test_every_round_of_both_sides_times_the_same_loop_and_names_its_own_commit(
     assert verdict["verdict"] != "not comparable"
 
 
-def test_round_arguments_add_one_process_and_the_calibration_unless_given(tmp_path):
+def test_round_arguments_add_one_forked_process_and_the_calibration_unless_given(tmp_path):
     calibration = tmp_path / "calibration.json"
-    assert round_arguments(["--suite", "x"], calibration) == ["--suite", "x",
-                                                               "--processes", "1"]
+    assert round_arguments(["--suite", "x"], calibration) == [
+        "--suite", "x", "--processes", "1", "--case-start", "fork"]
     calibration.write_text("{}")
     assert round_arguments(["--suite", "x"], calibration)[-2:] == ["--calibration",
                                                                     str(calibration)]
-    mine = ["--processes=3", "--calibration", "data"]
+    mine = ["--processes=3", "--calibration", "data", "--case-start", "spawn"]
     assert round_arguments(mine, calibration) == mine
 
 
