@@ -155,7 +155,7 @@ def torch_bench(cwd: Path, *args, check: bool = True) -> subprocess.CompletedPro
 
 def run_args(options) -> list[str]:
     return ["--suite", "busybench.suite", "--threads", "1", "--max-time", str(options.max_time),
-            "--processes", str(options.processes)]
+            "--processes", str(options.processes), "--case-start", "fork"]
 
 
 def measure_runs(side: Path, count: int, options, out: Path, label: str,
