@@ -63,6 +63,7 @@ def test_ab_measures_each_checkout_and_confirms_the_regression(cli, tmp_path):
     assert verdicts["same"]["verdict"] == "unchanged"
     kept = sorted(p.name for p in (tmp_path / "rounds").iterdir())
     assert kept == ["base-confirm-round1.json", "base-round1.json", "base-round2.json",
+                    "calibration.json",
                     "head-confirm-round1.json", "head-round1.json", "head-round2.json"]
     confirm = json.loads((tmp_path / "rounds" / "head-confirm-round1.json").read_text())
     assert [r["name"] for r in confirm["results"]] == ["slow"]  # only the flagged one

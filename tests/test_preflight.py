@@ -108,3 +108,43 @@ def test_run_records_the_preflight(cli, tmp_path):
     assert run.env["preflight"]["trusted"] is True and run.trusted
     assert any(f["check"] == "cpu_load" for f in run.env["preflight"]["findings"])
     assert run.config["preflight"]["cpu_busy_limit"] == 100000
+
+
+def timed(name, share, clock="wall"):
+    from torch_bench.results.schema import measured
+
+    return measured("s", name, "forward_time", [1.0, 1.1, 1.2],
+                    extra={"clock": clock, "interrupted_share": share})
+
+
+def test_a_busy_cpu_fails_the_wall_clock_but_only_warns_on_the_cpu_clock():
+    busy = CpuReading(cores=2, others_core_percent=150, interval_s=1.0)
+    assert not evaluate([], busy).trusted
+    on_cpu = evaluate([], busy, clock="cpu")
+    assert on_cpu.trusted and checks(on_cpu, "warn") == {"cpu_load"}
+    assert "interruptions decide" in on_cpu.findings[0].message
+
+
+def test_a_run_whose_typical_result_was_interrupted_too_often_is_untrusted_with_that_reason():
+    from torch_bench.measure.preflight import Preflight, evaluate_interruptions, with_findings
+
+    disturbed = evaluate_interruptions([timed("a", 0.6), timed("b", 0.4), timed("c", 0.1)])
+    report = with_findings(Preflight(), disturbed)
+    assert not report.trusted
+    [finding] = report.findings
+    assert finding.check == "interruptions" and "40% in the typical result" in finding.message
+    assert "60% at worst (s/a[]:forward_time)" in finding.message
+    assert "2 of 3 result(s) above the 25% the wall clock tolerates" in finding.message
+
+
+def test_the_cpu_clock_tolerates_more_interruptions_and_one_bad_result_only_warns():
+    from torch_bench.measure.preflight import evaluate_interruptions
+
+    [cpu] = evaluate_interruptions([timed("a", 0.6, "cpu"), timed("b", 0.5, "cpu")])
+    assert cpu.severity == "ok"
+    [one] = evaluate_interruptions([timed("a", 0.9), timed("b", 0.0), timed("c", 0.1)])
+    assert one.severity == "warn"
+    assert evaluate_interruptions([timed("a", 0.0)])[0].severity == "ok"
+    from torch_bench.results.schema import measured
+
+    assert evaluate_interruptions([measured("s", "x", "latency", [1.0])]) == []  # not counted

@@ -41,6 +41,21 @@ def test_joined_results_keep_every_sample_and_say_which_process_gave_it():
     assert memory.summary.max == pytest.approx(900.0)
 
 
+def test_the_clock_and_interruptions_of_every_sample_are_joined_like_the_samples():
+    def part(samples, wall, switches):
+        return [measured("s", "c", "forward_time", samples,
+                         extra={"loops": 8, "clock": "cpu", "wall_samples": wall,
+                                "involuntary_switches": switches, "migrations": 1,
+                                "interrupted_share": 0.0, "cpu_wall_ratio": 1.0})]
+
+    [joined] = join_processes([part([1.0, 1.1], [1.0, 5.0], [0, 2]),
+                               part([1.2], [1.2], [0]), part([1.0], [4.0], [1])])
+    assert joined.extra["wall_samples"] == [1.0, 5.0, 1.2, 4.0]
+    assert joined.extra["involuntary_switches"] == [0, 2, 0, 1]
+    assert joined.extra["interrupted_share"] == pytest.approx(0.5)
+    assert joined.extra["migrations"] == 3 and joined.extra["clock"] == "cpu"
+
+
 def test_one_process_is_left_as_it_is():
     only = [measured("s", "c", "forward_time", [1.0, 2.0]),
             failed("s", "c", "backward_time", "error", "e")]

@@ -36,7 +36,7 @@ from torch_bench.yamlfile import read_yaml
 TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "preflight",
                   "processes", "options")
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
-SET_BY_THE_RUNNER = ("loops",)
+SET_BY_THE_RUNNER = ("loops", "clock", "case_start")  # the last two: `torch-bench run` flags
 # Three processes: the fewest whose median is robust to one odd process; each costs a start
 # (interpreter, torch import, model build, warmup; about 2 s on CPU, more with a CUDA
 # context), while the sampling time is shared among them and does not grow.

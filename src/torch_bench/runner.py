@@ -99,7 +99,9 @@ def run_environment(config: RunConfig) -> dict:
     env = collect_environment()
     if config.threads is not None:  # the cases ran with these, not this process's default
         env["threads"] = config.threads
-        env["fingerprint"] = fingerprint(env)
+    if config.policy.clock == "cpu":  # CPU time is not comparable with wall time
+        env["clock"] = config.policy.clock
+    env["fingerprint"] = fingerprint(env)
     return env
 
 

@@ -39,8 +39,13 @@ def register(subparsers) -> None:
                         help="rounds of the confirming re-run of flagged benchmarks "
                              "(default: --rounds; 0 disables)")
     parser.add_argument("--out-dir", metavar="DIR",
-                        help="keep every round's run document here (default: a temporary "
-                             "folder)")
+                        help="keep every round's run document here, and the calibration "
+                             "(calibration.json) every run of both sides reuses (default: a "
+                             "temporary folder)")
+    parser.add_argument("--base-branch", metavar="NAME",
+                        help="the branch the base side's run documents name when its checkout "
+                             "is detached (default: the checkout's branch, else "
+                             "GITHUB_BASE_REF)")
     add_rule_arguments(parser)
     add_report_arguments(parser)
     parser.add_argument("run_args", nargs=argparse.REMAINDER, metavar="-- RUN_ARGS",
@@ -71,7 +76,8 @@ def handle(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="torch-bench-ab-") as scratch:
         out_dir = Path(args.out_dir or scratch).resolve()
         out_dir.mkdir(parents=True, exist_ok=True)
-        runs = run_ab(base_dir, head_dir, args.rounds, run_args, out_dir, progress)
+        runs = run_ab(base_dir, head_dir, args.rounds, run_args, out_dir, progress,
+                      base_branch=args.base_branch)
         comparison = compare_runs(
             runs["base"], runs["head"], policy=policy,
             ignore_environment=args.ignore_environment,
@@ -84,6 +90,6 @@ def handle(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             again = run_ab(base_dir, head_dir, confirm,
                            [*run_args, "--filter", flagged_filter(comparison)], out_dir,
-                           progress, tag="-confirm")
+                           progress, tag="-confirm", base_branch=args.base_branch)
             comparison = confirm_regressions(comparison, again["head"], policy, again["base"])
         return emit(comparison, args, runs["head"])

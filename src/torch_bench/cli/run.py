@@ -19,9 +19,20 @@ from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
 from torch_bench.errors import UserError
-from torch_bench.measure.calibration import read_calibration_runs, recorded_loops
+from torch_bench.measure.calibration import (
+    is_one_document,
+    read_calibration_runs,
+    recorded_loops,
+)
 from torch_bench.measure.case_folders import sweep_stale_case_folders
-from torch_bench.measure.preflight import Preflight, Thresholds, run_preflight
+from torch_bench.measure.clock_choice import CHOICES, ClockChoice, choose_clock
+from torch_bench.measure.preflight import (
+    Preflight,
+    Thresholds,
+    evaluate_interruptions,
+    run_preflight,
+    with_findings,
+)
 from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
@@ -68,13 +79,25 @@ def register(subparsers) -> None:
     parser.add_argument("--threads", type=int, metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
                              "shared or busy CPU, 1 gives far steadier numbers)")
+    parser.add_argument("--clock", choices=CHOICES, default="auto",
+                        help="what the samples are: process CPU time (cpu), which does not "
+                             "count the time other processes take on a shared CPU; wall time "
+                             "(wall; CUDA events on a GPU); or auto (default): cpu on a CPU "
+                             "device with --threads 1, wall otherwise. See "
+                             "docs/measurement-clock.md")
     parser.add_argument("--processes", type=int, metavar="N",
                         help="worker processes each case's samples are spread over, one after "
                              "another (default 3; 1 = one process per case)")
     parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
-                        help="reuse the calls per sample recorded by the latest trusted run on "
-                             "this environment in this run document or data folder, so every "
-                             "run times the same loop (default: calibrate afresh)")
+                        help="reuse the calls per sample recorded in this run document (trusted "
+                             "or not), or by the latest trusted run on this environment in this "
+                             "data folder, so every run times the same loop (default: "
+                             "calibrate afresh)")
+    parser.add_argument("--case-start", choices=("spawn", "fork"), default="spawn",
+                        help="how a case's process starts: a fresh interpreter (spawn, "
+                             "default) or forked from a server that imported torch and the "
+                             "suite once (fork, POSIX: about 2 s less a case; the suite module "
+                             "must do no torch work when imported)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
     parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
@@ -148,13 +171,17 @@ def handle(args: argparse.Namespace) -> int:
         cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
                      if k.startswith("suite_opt_") and v is not None},
     )
-    config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env)))
+    config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env),
+                                               case_start=args.case_start))
     _check_device(config.device)
+    clock = choose_clock(args.clock, config.device, _case_threads(config.threads))
+    config = replace(config, policy=replace(config.policy, clock=clock.clock))
     planned = plan_cases(config)
     if not planned and not plan_cases(replace(config, total_partitions=1, partition_id=0)):
         raise UserError("--filter/--exclude: no case matches the selection (see the cases "
                         "with --dry-run and no filter)")
     console = Console(stderr=True)
+    _print_clock(console, clock)
     if args.dry_run:
         for item in planned:
             print(item.case.label)
@@ -166,12 +193,16 @@ def handle(args: argparse.Namespace) -> int:
     sweep_stale_case_folders()
     try:
         with stop_on_signals():
-            preflight = _preflight(console, config.preflight) if args.preflight else None
+            preflight = _preflight(console, config.preflight, clock.clock) \
+                if args.preflight else None
             results = _execute_with_progress(planned, config, console, loops)
     except Stopped as stop:
         console.print(f"torch-bench: stopped by {stop}; cases stopped, nothing written",
                       markup=False)
         return stop.exit_status
+    if preflight is not None:
+        preflight = _interruptions(console, preflight, results)
+    _warn_waiting(console, results)
     run = assemble_run(config, with_invalid_values_as_errors(results), preflight, env)
     # An export on standard output (`--oss -`) keeps stdout for itself, as fastrnns does.
     report_console = Console(stderr=exports_to_stdout(args))
@@ -182,16 +213,63 @@ def handle(args: argparse.Namespace) -> int:
     return status or (1 if args.strict and failures else 0)
 
 
-def _preflight(console: Console, limits: Thresholds) -> Preflight:
-    report = run_preflight(limits)
-    for finding in report.findings:
-        if finding.severity != "ok":
-            console.print(f"[yellow]pre-flight {finding.severity}[/]: "
-                          f"{escape(finding.message)}")
+def _preflight(console: Console, limits: Thresholds, clock: str = "wall") -> Preflight:
+    report = run_preflight(limits, clock)
+    _print_findings(console, report.findings)
     if not report.trusted:
         console.print("[red]pre-flight failed: this run is recorded as untrusted (kept, but not "
                       "used as a baseline or alerted on)[/]")
     return report
+
+
+def _interruptions(console: Console, report: Preflight, results) -> Preflight:
+    """The pre-flight report with what the samples' interruptions say."""
+    findings = evaluate_interruptions(results)
+    _print_findings(console, findings)
+    checked = with_findings(report, findings)
+    if report.trusted and not checked.trusted:
+        console.print("[red]too many interrupted samples: this run is recorded as untrusted "
+                      "(kept, but not used as a baseline or alerted on)[/]")
+    return checked
+
+
+def _print_findings(console: Console, findings) -> None:
+    for finding in findings:
+        if finding.severity != "ok":
+            console.print(f"[yellow]pre-flight {finding.severity}[/]: "
+                          f"{escape(finding.message)}")
+
+
+# On the CPU clock, uninterrupted samples whose CPU time is below this share of their wall
+# time spent the rest waiting (I/O, sleep, a lock, another thread, the GPU): unseen work.
+WAITING_RATIO = 0.8
+
+
+def _warn_waiting(console: Console, results) -> None:
+    waiting = [r for r in results if r.ok and r.extra.get("clock") == "cpu"
+               and isinstance(r.extra.get("cpu_wall_ratio"), (int, float))
+               and r.extra["cpu_wall_ratio"] < WAITING_RATIO]
+    for result in waiting:
+        console.print(f"[yellow]clock[/]: {escape(result.benchmark_id)}: CPU time is "
+                      f"{result.extra['cpu_wall_ratio']:.0%} of wall time; the rest is waiting "
+                      "the CPU clock does not see (I/O, sleep, other threads, GPU); consider "
+                      "--clock wall", highlight=False)
+
+
+def _case_threads(threads: int | None) -> int:
+    """The torch intra-op threads the cases run with: as asked, else torch's default (a
+    case process starts with the same default as this one)."""
+    if threads is not None:
+        return threads
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _print_clock(console: Console, choice: ClockChoice) -> None:
+    console.print(f"clock: {escape(choice.why)}", highlight=False)
+    if choice.warning:
+        console.print(f"[yellow]clock warning[/]: {escape(choice.warning)}", highlight=False)
 
 
 def _check_device(device: str) -> None:
@@ -205,7 +283,8 @@ def _check_device(device: str) -> None:
 def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:
     if source is None:
         return {}
-    loops = recorded_loops(read_calibration_runs(source), fingerprint)
+    loops = recorded_loops(read_calibration_runs(source), fingerprint,
+                           trusted_only=not is_one_document(source))
     console.print(f"calls per sample: reusing the counts of {len(loops)} benchmark(s) "
                   f"recorded in {source}; any other is calibrated")
     return loops

@@ -3,7 +3,10 @@
 The first run of a benchmark on an environment calibrates how many calls one sample times
 (`extra["loops"]` of its results); later runs reuse that count, as pyperf keeps its `loops`.
 The count comes from the latest trusted run on the same environment fingerprint that has the
-benchmark; without one, the benchmark is calibrated afresh.
+benchmark; without one, the benchmark is calibrated afresh. A run document named on its own
+(`--calibration run.json`, as an A/B passes its first run to the others) gives its counts
+whether or not it passed its pre-flight: the count is the loop it timed, which does not
+depend on how steady the machine was.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from torch_bench.results.schema import Run
 from torch_bench.store.reader import load_history, sort_runs
 
 
-def recorded_loops(runs: Iterable[Run], fingerprint: str | None) -> dict[str, int]:
-    """Benchmark id -> calls per sample, from the latest trusted same-fingerprint run that
-    recorded one for it."""
+def recorded_loops(runs: Iterable[Run], fingerprint: str | None,
+                   trusted_only: bool = True) -> dict[str, int]:
+    """Benchmark id -> calls per sample, from the latest (trusted, unless `trusted_only` is
+    false) same-fingerprint run that recorded one for it."""
     counts: dict[str, int] = {}
     for run in sort_runs(runs):  # oldest first: later runs overwrite
-        if fingerprint is None or run.fingerprint != fingerprint or not run.trusted:
+        if fingerprint is None or run.fingerprint != fingerprint or \
+                (trusted_only and not run.trusted):
             continue
         for result in run.results:
             # Runs written before `loops` was recorded name it `calls_per_sample`.
@@ -31,6 +36,10 @@ def recorded_loops(runs: Iterable[Run], fingerprint: str | None) -> dict[str, in
             if result.ok and isinstance(loops, int) and not isinstance(loops, bool) and loops > 0:
                 counts[result.benchmark_id] = loops
     return counts
+
+
+def is_one_document(source: str | os.PathLike) -> bool:
+    return Path(source).is_file()
 
 
 def read_calibration_runs(source: str | os.PathLike) -> list[Run]:

@@ -127,7 +127,12 @@ def collect_environment() -> dict[str, Any]:
 
 
 def fingerprint(env: dict[str, Any]) -> str:
-    """A short stable hash of the fields that make results comparable."""
+    """A short stable hash of the fields that make results comparable. Samples on the CPU
+    clock (`env["clock"] == "cpu"`) are not comparable with wall times, so that clock is
+    hashed too; a run on the wall clock keeps the fingerprint runs had before clocks were
+    recorded."""
     picked = {name: env.get(name) for name in FINGERPRINT_FIELDS}
+    if env.get("clock") == "cpu":
+        picked["clock"] = "cpu"
     digest = hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()
     return digest[:16]

@@ -3,18 +3,24 @@
 On a GPU runner: other processes on the GPU, temperature near the slowdown threshold, a power
 limit below the board's default, and active throttle reasons. On any machine: other processes
 using more of the CPU than `Thresholds.cpu_busy_limit` (a percentage of one core, averaged
-over the check). Readings (NVML, psutil) are taken by small functions; turning readings into
-findings (`cpu_reading`, `evaluate`) is pure. A failed check marks the run untrusted: it is
-kept, but never used as a baseline or alerted on.
+over the check); on the CPU clock, which does not count the time other processes take, a
+busy CPU is a warning only. After measuring, the samples' own interruptions are checked
+(`evaluate_interruptions`): a run whose typical result had more of its samples interrupted
+than its clock tolerates is untrusted, with that reason. Readings (NVML, psutil) are taken by
+small functions; turning readings into findings (`cpu_reading`, `evaluate`) is pure. A
+failed check marks the run untrusted: it is kept, but never used as a baseline or alerted on.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
+
+from torch_bench.measure.interruptions import limit_for
 
 # NVML clock-event (throttle) reason bits that mean the GPU is being held back. Idle and
 # application-clock settings are not problems.
@@ -128,22 +134,56 @@ def cpu_reading(before: CpuTimes, after: CpuTimes, cores: int) -> CpuReading:
     return CpuReading(cores=cores, others_core_percent=percent, interval_s=wall)
 
 
-def evaluate_cpu(cpu: CpuReading, limits: Thresholds) -> list[Finding]:
+def evaluate_cpu(cpu: CpuReading, limits: Thresholds, clock: str = "wall") -> list[Finding]:
+    """Other processes' CPU use against the limit: a failure on the wall clock, which counts
+    the time they take from the cases; a warning on the CPU clock, which does not (the
+    samples' interruptions then decide, see `evaluate_interruptions`)."""
     busy = cpu.others_core_percent > limits.cpu_busy_limit
     message = (f"other processes used {cpu.others_core_percent:.0f}% of one core "
                f"(limit {limits.cpu_busy_limit:g}%) over {cpu.interval_s:.1f} s, "
                f"on {cpu.cores} cores")
+    if busy and clock == "cpu":
+        return [Finding("cpu_load", "warn", message + "; the CPU clock does not count their "
+                                                      "time: the samples' interruptions decide")]
     if busy:
         message += "; raise the limit with --cpu-busy-limit on a shared machine"
     return [Finding("cpu_load", "fail" if busy else "ok", message)]
 
 
 def evaluate(gpus: Sequence[GpuReading], cpu: CpuReading | None,
-             limits: Thresholds = Thresholds()) -> Preflight:
+             limits: Thresholds = Thresholds(), clock: str = "wall") -> Preflight:
     findings = [f for gpu in gpus for f in evaluate_gpu(gpu, limits)]
     if cpu is not None:
-        findings.extend(evaluate_cpu(cpu, limits))
+        findings.extend(evaluate_cpu(cpu, limits, clock))
     return Preflight(tuple(findings))
+
+
+def evaluate_interruptions(results: Iterable) -> list[Finding]:
+    """The samples' interruptions, over the timed results that counted them (extra
+    `interrupted_share` and `clock`): a failure when the typical (median) result had more of
+    its samples interrupted than its clock tolerates (`interruptions.INTERRUPTED_LIMITS`),
+    a warning when only some did; nothing when no result counted them."""
+    shares = {}
+    for result in results:
+        share, clock = result.extra.get("interrupted_share"), result.extra.get("clock")
+        if result.ok and isinstance(share, (int, float)) and isinstance(clock, str):
+            shares[result.benchmark_id] = (float(share), limit_for(clock), clock)
+    if not shares:
+        return []
+    over = {key: value for key, value in shares.items() if value[0] > value[1]}
+    typical = statistics.median(share for share, _, _ in shares.values())
+    worst_key = max(shares, key=lambda key: shares[key][0])
+    worst, limit, clock = shares[worst_key]
+    message = (f"samples interrupted by other processes: {typical:.0%} in the typical result, "
+               f"{worst:.0%} at worst ({worst_key}); {len(over)} of {len(shares)} result(s) "
+               f"above the {limit:.0%} the {clock} clock tolerates")
+    if typical > statistics.median(limit for _, limit, _ in shares.values()):
+        return [Finding("interruptions", "fail", message + ": too disturbed to trust")]
+    return [Finding("interruptions", "warn" if over else "ok", message)]
+
+
+def with_findings(report: Preflight, findings: Iterable[Finding]) -> Preflight:
+    return Preflight(report.findings + tuple(findings))
 
 
 def decode_throttle_reasons(mask: int) -> tuple[str, ...]:
@@ -221,6 +261,6 @@ def _read_gpu(pynvml, index: int, own: set[int]) -> GpuReading:  # pragma: no co
     )
 
 
-def run_preflight(limits: Thresholds = Thresholds()) -> Preflight:
+def run_preflight(limits: Thresholds = Thresholds(), clock: str = "wall") -> Preflight:
     return evaluate(read_gpus(own_pids=[psutil.Process().pid]),
-                    read_cpu(limits.cpu_check_s), limits)
+                    read_cpu(limits.cpu_check_s), limits, clock)

@@ -38,3 +38,21 @@ def read_tail(path: Path, max_bytes: int = 16_384) -> str:
             return handle.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
+
+
+def stop_pid_tree(pid: int) -> None:
+    """Kill the process group led by `pid` (a case process in a session of its own) and
+    every descendant of `pid`, without reaping it (its parent does). Safe when it ended."""
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        descendants = []
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for child in descendants:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass

@@ -11,9 +11,11 @@ Pure functions: the runner starts the processes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from torch_bench.measure.interruptions import interrupted_share
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.results.schema import Result
 from torch_bench.results.stats import summarize
@@ -49,21 +51,45 @@ def loops_of(results: Sequence[Result]) -> dict[str, int]:
             if r.ok and isinstance(r.extra.get("loops"), int)}
 
 
+# Extra fields that hold one value per sample (the timer's): joined like the samples.
+PER_SAMPLE_EXTRA = ("wall_samples", "cuda_samples", "cpu_samples", "involuntary_switches")
+
+
 def join_processes(per_process: Sequence[Sequence[Result]]) -> list[Result]:
     """One result per benchmark: the processes' samples in order, `extra["process_sizes"]`
     telling how many came from each, the summary recomputed over all of them. Extra fields
-    are the first process's. For a memory figure (one value per process) the summary's
-    median is the typical process and its max the worst one."""
+    are the first process's, except the per-sample ones (joined in the same order, and the
+    interrupted share recomputed from them) and the migrations (summed). For a memory
+    figure (one value per process) the summary's median is the typical process and its max
+    the worst one."""
     if len(per_process) == 1:
         return list(per_process[0])
-    joined: dict[str, tuple[Result, list[float], list[int]]] = {}
+    joined: dict[str, list[Result]] = {}
     for results in per_process:
         for result in results:
-            first, samples, sizes = joined.setdefault(result.benchmark_id, (result, [], []))
-            samples.extend(result.samples)
-            sizes.append(len(result.samples))
-    return [
-        replace(first, samples=tuple(samples), summary=summarize(samples),
-                extra={**first.extra, "process_sizes": sizes})
-        for first, samples, sizes in joined.values()
-    ]
+            joined.setdefault(result.benchmark_id, []).append(result)
+    return [_joined(parts) for parts in joined.values()]
+
+
+def _joined(parts: Sequence[Result]) -> Result:
+    first = parts[0]
+    samples = [value for part in parts for value in part.samples]
+    extra = {**first.extra, **_joined_extra([part.extra for part in parts]),
+             "process_sizes": [len(part.samples) for part in parts]}
+    return replace(first, samples=tuple(samples), summary=summarize(samples), extra=extra)
+
+
+def _joined_extra(extras: Sequence[Mapping]) -> dict:
+    joined: dict = {}
+    for key in PER_SAMPLE_EXTRA:
+        if all(isinstance(extra.get(key), list) for extra in extras):
+            joined[key] = [value for extra in extras for value in extra[key]]
+    if "involuntary_switches" in joined:
+        joined["interrupted_share"] = round(interrupted_share(joined["involuntary_switches"]), 4)
+    if all(isinstance(extra.get("migrations"), int) for extra in extras):
+        joined["migrations"] = sum(extra["migrations"] for extra in extras)
+    ratios = [extra["cpu_wall_ratio"] for extra in extras
+              if isinstance(extra.get("cpu_wall_ratio"), (int, float))]
+    if ratios:
+        joined["cpu_wall_ratio"] = round(statistics.median(ratios), 4)
+    return joined

@@ -7,20 +7,34 @@ one an earlier run calibrated) is used as it is, so every run times the same loo
 stop at the first of: the samples' relative IQR under `target_rel_iqr`, `max_repeats`
 samples, or `max_time_s` spent; never before `min_repeats` samples (the repeat bounds win
 over the budget). With `nloops`, exactly that many samples of one call each are taken.
+
+Two clocks are read around every block: the device's (wall time, `perf_counter_ns`, or CUDA
+events on a GPU) and the process's CPU time (`process_time_ns`: every thread of the process,
+user and system). `TimingPolicy.clock` says which one the samples are, the other is kept
+beside them; see docs/measurement-clock.md for what each one does not see. The involuntary
+context switches of every block are counted too (see `interruptions`).
 """
 
 from __future__ import annotations
 
 import gc
+import statistics
 import time
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from torch_bench.measure.interruptions import (
+    interrupted_share,
+    involuntary_switches,
+    is_interrupted,
+    migrations,
+)
 from torch_bench.results.stats import relative_iqr
 
 SPREAD_MIN_SAMPLES = 3  # a spread from fewer samples says nothing
+CLOCKS = ("wall", "cpu")  # what the samples may be: the device's clock or process CPU time
 
 
 class Clock(Protocol):
@@ -31,7 +45,11 @@ class Clock(Protocol):
     def stop(self) -> float: ...
 
 
-class CpuClock:
+class WallClock:
+    """Wall time (`perf_counter_ns`)."""
+
+    name = "wall"
+
     def __init__(self) -> None:
         self._t0 = 0
 
@@ -45,6 +63,8 @@ class CpuClock:
 class CudaClock:
     """CUDA events around the block; synchronises before starting and after stopping so the
     time covers the kernels queued by the block and nothing before it."""
+
+    name = "cuda"
 
     def __init__(self, device=None) -> None:
         import torch
@@ -65,7 +85,7 @@ class CudaClock:
 
 
 def clock_for(device: str) -> Clock:
-    return CudaClock(device) if device.startswith("cuda") else CpuClock()
+    return CudaClock(device) if device.startswith("cuda") else WallClock()
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,9 @@ class TimingPolicy:
     nloops: int | None = None  # exactly this many samples of one call each (fastrnns)
     # Calls per sample by metric, reused instead of calibrating (from an earlier run).
     loops: Mapping[str, int] = field(default_factory=dict)
+    # What the samples are: "wall" (the device's clock: wall time, CUDA events on a GPU) or
+    # "cpu" (process CPU time). `torch-bench run --clock auto` chooses it per run.
+    clock: str = "wall"
 
     def __post_init__(self) -> None:
         if self.min_repeats < 1 or self.max_repeats < self.min_repeats:
@@ -88,6 +111,8 @@ class TimingPolicy:
             raise ValueError("warmup must be >= 0 and max_time_s > 0")
         if self.nloops is not None and self.nloops < 1:
             raise ValueError("nloops must be >= 1")
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}")
 
     def loops_for(self, metric: str | None) -> int | None:
         """The calls per sample to reuse for `metric`, or None to calibrate."""
@@ -97,20 +122,69 @@ class TimingPolicy:
 
 
 @dataclass(frozen=True)
+class Block:
+    """One timed block of calls, in milliseconds, and what happened to it."""
+
+    elapsed_ms: float  # the device's clock: wall time, or CUDA events
+    cpu_ms: float  # process CPU time
+    switches: int | None  # involuntary context switches (None: not counted here)
+
+    def on(self, clock: str) -> float:
+        return self.cpu_ms if clock == "cpu" else self.elapsed_ms
+
+
+@dataclass(frozen=True)
 class Timing:
-    samples_ms: tuple[float, ...]
+    samples_ms: tuple[float, ...]  # per call, on `clock`
     number: int  # calls per sample
     warmup: int
     stop_reason: str  # "spread", "repeats", "time" or "nloops"
     threads: int
+    clock: str = "wall"  # what samples_ms are: "wall", "cuda" or "cpu"
+    other_clock: str | None = None  # the clock read beside it
+    other_samples_ms: tuple[float, ...] = ()  # per call, on `other_clock`
+    switches: tuple[int, ...] | None = None  # involuntary context switches per sample
+    migrations: int | None = None  # moves between CPUs while sampling
 
     def extra(self) -> dict:
-        return {
+        extra = {
             "loops": self.number,
             "warmup": self.warmup,
             "stop_reason": self.stop_reason,
             "threads": self.threads,
+            "clock": self.clock,
         }
+        if self.other_clock and self.other_samples_ms:
+            extra[f"{self.other_clock}_samples"] = [_rounded(v) for v in self.other_samples_ms]
+        if self.switches is not None:
+            extra["involuntary_switches"] = list(self.switches)
+            extra["interrupted_share"] = round(interrupted_share(self.switches), 4)
+        ratio = self.cpu_wall_ratio()
+        if ratio is not None:
+            extra["cpu_wall_ratio"] = round(ratio, 4)
+        if self.migrations is not None:
+            extra["migrations"] = self.migrations
+        return extra
+
+    def cpu_wall_ratio(self) -> float | None:
+        """Median CPU time / median wall time over the uninterrupted samples (all of them
+        when every one was interrupted): about 1 for work done by one busy thread, well
+        below 1 when the work waits (I/O, sleep, a lock, the GPU), about N for N busy
+        threads. None on CUDA events or without both clocks."""
+        clocks = {self.clock: self.samples_ms, self.other_clock: self.other_samples_ms}
+        if set(clocks) != {"wall", "cpu"} or not self.samples_ms:
+            return None
+        keep = [i for i, s in enumerate(self.switches or ()) if not is_interrupted(s)] \
+            or range(len(self.samples_ms))
+        wall = statistics.median(clocks["wall"][i] for i in keep)
+        cpu = statistics.median(clocks["cpu"][i] for i in keep)
+        return cpu / wall if wall > 0 else None
+
+
+def _rounded(value: float) -> float:
+    """Six significant digits: the clock beside the samples is kept for reading, not for
+    statistics, and shorter numbers keep the documents small."""
+    return float(f"{value:.6g}")
 
 
 @contextmanager
@@ -126,18 +200,25 @@ def gc_paused():
             gc.enable()
 
 
-def _time_block(fn: Callable[[], object], number: int, clock: Clock) -> float:
+def _time_block(fn: Callable[[], object], number: int, clock: Clock) -> Block:
+    """Both clocks and the switch count around `number` calls. The device clock is read
+    innermost, so it times nothing but the calls."""
+    switches = involuntary_switches()
+    cpu = time.process_time_ns()
     clock.start()
     for _ in range(number):
         fn()
-    return clock.stop()
+    elapsed = clock.stop()
+    cpu = time.process_time_ns() - cpu
+    after = involuntary_switches()
+    return Block(elapsed, cpu / 1e6, None if switches is None else after - switches)
 
 
 def _block_size(fn: Callable[[], object], policy: TimingPolicy, clock: Clock) -> int:
     number = 1
     while number < policy.max_number:
         # The fastest of three, so one preempted block cannot end the calibration early.
-        elapsed = min(_time_block(fn, number, clock) for _ in range(3))
+        elapsed = min(_time_block(fn, number, clock).on(policy.clock) for _ in range(3))
         if elapsed >= policy.min_block_ms:
             break
         # Grow towards the target in one or two steps rather than by doubling many times.
@@ -158,7 +239,11 @@ def measure(
     so that a calls-per-sample count recorded for it in `policy.loops` is reused."""
     import torch
 
-    clock = clock or CpuClock()
+    clock = clock or WallClock()
+    device_clock = getattr(clock, "name", "wall")
+    if policy.clock == "cpu" and device_clock == "cuda":
+        raise ValueError("the CPU clock does not see GPU work: time a CUDA device on its own "
+                         "clock")
     for _ in range(policy.warmup):
         if setup is not None:
             setup()
@@ -167,30 +252,41 @@ def measure(
         number = 1
     else:
         number = policy.loops_for(metric) or _block_size(fn, policy, clock)
+    moved = migrations()
     with gc_paused():
-        samples, stop_reason = _sample(fn, number, policy, clock, setup)
+        blocks, stop_reason = _sample(fn, number, policy, clock, setup)
+    moved_after = migrations()
+    other = device_clock if policy.clock == "cpu" else "cpu"
+    switches = [b.switches for b in blocks]
     return Timing(
-        samples_ms=tuple(samples),
+        samples_ms=tuple(b.on(policy.clock) / number for b in blocks),
         number=number,
         warmup=policy.warmup,
         stop_reason=stop_reason,
         threads=torch.get_num_threads(),
+        clock=policy.clock if policy.clock == "cpu" else device_clock,
+        other_clock=other,
+        other_samples_ms=tuple(b.on(other) / number for b in blocks),
+        switches=None if None in switches else tuple(switches),
+        migrations=None if moved is None or moved_after is None else moved_after - moved,
     )
 
 
 def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: Clock,
-            setup: Callable[[], object] | None) -> tuple[list[float], str]:
+            setup: Callable[[], object] | None) -> tuple[list[Block], str]:
     if policy.nloops is not None:
         lowest, highest, deadline = policy.nloops, policy.nloops, float("inf")
     else:
         lowest, highest = policy.min_repeats, policy.max_repeats
         deadline = time.perf_counter() + policy.max_time_s
-    samples: list[float] = []
+    blocks: list[Block] = []
+    samples: list[float] = []  # on the policy's clock, per call
     next_check = lowest
     while len(samples) < highest:
         if setup is not None:
             setup()
-        samples.append(_time_block(fn, number, clock) / number)
+        blocks.append(_time_block(fn, number, clock))
+        samples.append(blocks[-1].on(policy.clock) / number)
         count = len(samples)
         if count < lowest or policy.nloops is not None:
             continue
@@ -199,7 +295,7 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
             # next block runs in.
             next_check = count + max(1, count // 10)
             if relative_iqr(samples) <= policy.target_rel_iqr:
-                return samples, "spread"
+                return blocks, "spread"
         if time.perf_counter() >= deadline:
-            return samples, "time"
-    return samples, "nloops" if policy.nloops is not None else "repeats"
+            return blocks, "time"
+    return blocks, "nloops" if policy.nloops is not None else "repeats"

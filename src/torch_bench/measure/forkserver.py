@@ -1,0 +1,169 @@
+"""Case processes forked from a server that has imported torch and the suite once.
+
+A fresh worker costs an interpreter and `import torch`, about 2 s, which is most of a small
+case and most of an A/B round. With `--case-start fork` (POSIX), a server process imports
+torch, the worker and the suite, then forks one process per case: each case still runs in a
+process of its own, in a session of its own, under the timeout and memory cap of
+`isolation`, with its output going to its own log; only the imports are shared. The server
+runs no torch work (a process that has run OpenMP work cannot safely fork), so the suite
+module must not compute at import time, as `Suite` already asks of `plan`.
+
+One line each way over the server's stdin and stdout:
+  parent -> server: {"request": PATH, "output": PATH, "log": PATH}  (JSON)
+  server -> parent: "<pid>" once the case process runs, then "<status>" when it ended (its
+                    exit code, or -N for signal N, as `subprocess` reports a return code).
+The server ends when its stdin closes (the parent ended, whatever the way).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Mapping
+
+from torch_bench.measure.processes import stop_pid_tree
+
+START_TIMEOUT_S = 120.0  # for the server's imports and a fork
+
+
+class ForkServerError(RuntimeError):
+    """The server is gone or did not answer; the caller starts the case afresh instead."""
+
+
+class ForkServer:
+    def __init__(self, suite_ref: str, environ: Mapping[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "torch_bench.measure.forkserver", suite_ref],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True, env=dict(environ), bufsize=0)
+        self._pending = b""
+
+    def run(self, request: str, output: str, log: str, timeout_s: float) -> int | None:
+        """Run one case; its exit status, or None when it outlived `timeout_s` (it is
+        stopped, with every process it started)."""
+        job = json.dumps({"request": request, "output": output, "log": log}) + "\n"
+        try:
+            self.proc.stdin.write(job.encode())
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise ForkServerError(f"fork server gone: {exc}") from None
+        pid = int(self._line(time.monotonic() + START_TIMEOUT_S))
+        finished = False
+        try:
+            status = self._line(time.monotonic() + timeout_s, pid)
+            finished = True
+        except TimeoutError:
+            status = None
+        finally:
+            stop_pid_tree(pid)  # also on an interrupt: nothing the case started outlives it
+            if not finished:
+                self._forget(pid)
+        return None if status is None else int(status)
+
+    def _forget(self, pid: int) -> None:
+        """After a stopped case, read the status the server reports for it."""
+        try:
+            self._line(time.monotonic() + 30.0)
+        except (TimeoutError, ForkServerError):
+            self.close()
+
+    def _line(self, deadline: float, pid: int | None = None) -> str:
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(pid)
+            ready, _, _ = select.select([self.proc.stdout], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    raise ForkServerError("fork server ended")
+                self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVERS: dict[tuple, ForkServer] = {}  # one per suite and environment, for this process
+
+
+def server_for(suite_ref: str, environ: Mapping[str, str]) -> ForkServer:
+    """The running server for `suite_ref` in `environ`, started on first use and closed when
+    this process exits."""
+    key = (suite_ref, tuple(sorted(environ.items())))
+    server = _SERVERS.get(key)
+    if server is None or not server.alive:
+        server = _SERVERS[key] = ForkServer(suite_ref, environ)
+    return server
+
+
+def drop(suite_ref: str, environ: Mapping[str, str]) -> None:
+    server = _SERVERS.pop((suite_ref, tuple(sorted(environ.items()))), None)
+    if server is not None:
+        server.close()
+
+
+@atexit.register
+def close_all() -> None:
+    while _SERVERS:
+        _SERVERS.popitem()[1].close()
+
+
+def _run_child(job: dict) -> None:  # pragma: no cover - runs in the forked process
+    code = 1
+    try:
+        os.setsid()
+        log = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        from torch_bench.measure import worker
+
+        code = worker.main([job["request"], job["output"]])
+    except BaseException:  # the case's outcome is its exit status and its log
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(suite_ref: str) -> int:  # pragma: no cover - runs in the server process
+    import torch  # noqa: F401  (the import every case shares)
+
+    from torch_bench.measure import worker  # noqa: F401
+    from torch_bench.suites import get_suite
+
+    get_suite(suite_ref)
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        pid = os.fork()
+        if pid == 0:
+            _run_child(json.loads(line))
+        out.write(f"{pid}\n".encode())
+        out.flush()
+        _, status = os.waitpid(pid, 0)
+        out.write(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(serve(sys.argv[1]))

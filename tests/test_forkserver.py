@@ -1,0 +1,94 @@
+"""Cases forked from a server that imported torch once (`--case-start fork`): the same
+isolation as a fresh interpreter per case, statuses, timeouts, memory caps and secrets."""
+
+import os
+from dataclasses import replace
+
+import psutil
+import pytest
+
+from torch_bench.config import build_run_config
+from torch_bench.measure import forkserver
+from torch_bench.runner import execute, plan_cases
+
+pytestmark = [pytest.mark.usefixtures("child_can_import_support"),
+              pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")]
+
+
+def run_forked(suite, cases, secret_env=(), metric="latency", **isolation):
+    config = build_run_config(suites=[suite], cli_options={"cases": cases},
+                              isolation=isolation, processes=1)
+    config = replace(config, isolation=replace(config.isolation, case_start="fork",
+                                               secret_env=secret_env))
+    try:
+        return {r.name: r for r in execute(plan_cases(config), config) if r.metric == metric}
+    finally:
+        forkserver.close_all()
+
+
+def test_each_failure_gets_its_status_from_a_forked_case_and_the_run_goes_on():
+    results = run_forked("support.fault_suite", "raise,ok,abort,exit,hog,ok", timeout_s=300,
+                         memory_limit_mb=1024)
+    assert results["ok"].status == "ok" and results["ok"].summary.median == pytest.approx(2.0)
+    assert results["raise"].status == "error"
+    assert "ValueError: this case fails on purpose" in results["raise"].error
+    assert results["abort"].status == "crash" and "SIGABRT" in results["abort"].error
+    assert results["exit"].status == "crash" and "status 3" in results["exit"].error
+    assert results["hog"].status == "oom"
+
+
+def test_the_cases_share_one_server_and_each_runs_in_its_own_process():
+    memory = run_forked("support.fault_suite", "ok", metric="peak_rss", timeout_s=300)["ok"]
+    assert memory.summary.median > 50  # a process with torch imported
+    config = build_run_config(suites=["support.process_suite"], processes=3,
+                              timing={"min_repeats": 3, "max_repeats": 3},
+                              cli_options={"cases": "steady", "marker": "unused"})
+    config = replace(config, isolation=replace(config.isolation, case_start="fork"))
+    try:
+        [result] = [r for r in execute(plan_cases(config), config) if r.metric == "latency"]
+        servers = list(forkserver._SERVERS.values())
+        assert len(servers) == 1 and servers[0].alive  # three processes, one server
+    finally:
+        forkserver.close_all()
+    # The first process calibrated with its own pid: a forked process, not the server.
+    assert result.extra["loops"] != servers[0].proc.pid
+    assert not servers[0].alive
+
+
+def test_a_hung_forked_case_is_stopped_with_every_process_it_started():
+    from test_isolation import escaped_processes
+
+    results = run_forked("support.hostile_suite", "escape~hang", timeout_s=1.5)
+    assert results["escape~hang"].status == "timeout"
+    assert not escaped_processes()
+
+
+def test_forked_cases_start_without_tokens(monkeypatch):
+    secret = "s3cr3t-value-from-the-runner"
+    monkeypatch.setenv("GITHUB_TOKEN", secret)
+    monkeypatch.setenv("MY_PAT", "pat-" + secret)
+    results = run_forked("support.hostile_suite", "leak", secret_env=("MY_PAT",))
+    error = results["leak"].error
+    assert "'GITHUB_TOKEN': None" in error and "'MY_PAT': None" in error
+    assert secret not in error
+
+
+def test_a_suite_the_server_cannot_import_falls_back_to_a_fresh_interpreter(tmp_path):
+    config = build_run_config(suites=["support.fault_suite"], cli_options={"cases": "ok"},
+                              processes=1)
+    config = replace(config, isolation=replace(config.isolation, case_start="fork"))
+    [planned] = plan_cases(config)
+    broken = replace(planned, suite_ref="support.fault_suite_missing")
+    from torch_bench.measure.isolation import run_isolated
+    from torch_bench.suites.base import CaseContext
+
+    ctx = CaseContext(device="cpu", policy=config.policy)
+    try:
+        results = run_isolated(broken.case, ctx, config.isolation, broken.suite_ref)
+    finally:
+        forkserver.close_all()
+    # The fresh interpreter fails the same way and says why, as without a server.
+    assert results[0].status in ("error", "crash") and "fault_suite_missing" in results[0].error
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if "torch_bench.measure.forkserver" in (p.info["cmdline"] or [])
+                and p.ppid() == os.getpid()]
