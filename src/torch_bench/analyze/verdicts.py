@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from torch_bench.analyze.contention import contention_reason
 from torch_bench.analyze.evidence import SuiteEvidence, gather, reference_runs
 from torch_bench.analyze.rule import (
     DEFAULT_POLICY,
@@ -173,6 +174,8 @@ class Comparison:
             "head_runs": [run.run_id for run in self.head_runs],
             "environment_difference": [
                 {"field": d.field, "base": d.base, "head": d.head} for d in self.environment],
+            "confirmation": self.extra["confirmation"].to_dict()
+            if "confirmation" in self.extra else None,
             "verdicts": [v.to_dict() for v in self.verdicts],
         }
 
@@ -307,8 +310,18 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
     loops = loops_difference([r for r in base if r.ok], [r for r in head if r.ok])
     if loops:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note=loops)
-    return make(OUTCOME_KINDS[assessment.outcome], assessment=assessment,
-                note=assessment.reason)
+    kind = OUTCOME_KINDS[assessment.outcome]
+    busy = _contention(head if kind is Kind.REGRESSION else base) \
+        if kind in (Kind.REGRESSION, Kind.IMPROVEMENT) else None
+    if busy:  # a burst on one side is not a change of the code
+        side = "head" if kind is Kind.REGRESSION else "base"
+        return make(Kind.INCONCLUSIVE, assessment=assessment,
+                    note=f"measured as {kind.value}, but the {side}'s {busy}")
+    return make(kind, assessment=assessment, note=assessment.reason)
+
+
+def _contention(results: Sequence[Result]) -> str | None:
+    return next((reason for r in results if (reason := contention_reason(r))), None)
 
 
 def recorded_loops(results: Sequence[Result]) -> set[int]:

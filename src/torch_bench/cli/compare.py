@@ -5,6 +5,7 @@ and an exit status."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import subprocess
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from torch_bench.analyze import git
+from torch_bench.analyze.ab import Checkouts, run_round
 from torch_bench.analyze.baseline import (
     Baseline,
     NoBaseline,
@@ -22,6 +24,7 @@ from torch_bench.analyze.baseline import (
     explicit,
     noise_history,
 )
+from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.errors import UserError
@@ -65,6 +68,23 @@ def register(subparsers) -> None:
                         help="command that re-runs only the flagged benchmarks to confirm them: "
                              "it gets TORCH_BENCH_RERUN_FILTER (a --filter regex) and "
                              "TORCH_BENCH_RERUN_OUT (where to write the run document)")
+    confirm = parser.add_argument_group(
+        "targeted confirmation",
+        "re-measure only the flagged and undecided benchmarks, base and head interleaved in "
+        "A/B rounds, until each is settled or the budget is spent")
+    confirm.add_argument("--confirm-base", metavar="DIR",
+                         help="checkout of the base (e.g. a worktree of the merge-base); "
+                              "turns confirmation on")
+    confirm.add_argument("--confirm-head", metavar="DIR", default=".",
+                         help="checkout of the head (default .)")
+    confirm.add_argument("--confirm-budget", type=float, default=600.0, metavar="SECONDS",
+                         help="time the rounds may take (default 600)")
+    confirm.add_argument("--confirm-max-rounds", type=int, default=MAX_ROUNDS, metavar="N",
+                         help=f"most rounds (default {MAX_ROUNDS})")
+    confirm.add_argument("--confirm-run-args", default="", metavar="ARGS",
+                         help="`torch-bench run` arguments of the head's run, as one string "
+                              "(each round adds --filter for the benchmarks it measures and "
+                              "reuses the head's calls per sample)")
     add_report_arguments(parser)
     parser.set_defaults(handler=handle)
 
@@ -164,6 +184,8 @@ def handle(args: argparse.Namespace) -> int:
     comparison = compare_runs(baseline.runs, head, noise_history(
         history, head, base_branch, baseline), policy=policy,
         ignore_environment=args.ignore_environment, baseline_note=baseline.how)
+    if args.confirm_base:
+        comparison = confirm_targets(comparison, args, policy)
     if args.rerun_command and comparison.of_kind(Kind.REGRESSION):
         comparison = confirm_regressions(comparison, rerun_flagged(args.rerun_command,
                                                                    comparison), policy)
@@ -192,6 +214,29 @@ def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
                         f"head's environment fingerprint {head[0].fingerprint}; pass a "
                         "BASE file instead")
     return baseline
+
+
+def confirm_targets(comparison: Comparison, args: argparse.Namespace,
+                    policy: RulePolicy) -> Comparison:
+    """Targeted confirmation (`analyze/confirm.py`) with A/B rounds of the two checkouts."""
+    if not 0 < args.confirm_budget < math.inf:
+        raise UserError(f"--confirm-budget: {args.confirm_budget} is not a number of seconds "
+                        "> 0")
+    at_least("--confirm-max-rounds", args.confirm_max_rounds, MIN_ROUNDS)
+    checkouts = Checkouts(Path(args.confirm_base).resolve(), Path(args.confirm_head).resolve(),
+                          args.base_branch)
+    checkouts.check()
+    run_args = [*shlex.split(args.confirm_run_args), "--calibration",
+                str(Path(args.head).resolve())]
+    with tempfile.TemporaryDirectory(prefix="torch-bench-confirm-") as folder:
+        def measure_round(index: int, only: str):
+            runs = run_round(checkouts, index, [*run_args, "--filter", only], Path(folder),
+                             tag="-confirm")
+            return runs["base"], runs["head"]
+
+        return confirm(comparison, measure_round, args.confirm_budget, policy,
+                       args.confirm_max_rounds,
+                       log=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def flagged_filter(comparison: Comparison) -> str:

@@ -104,9 +104,16 @@ def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str
                     if comparison.baseline_note else "."))
     lines.append(f"Configuration: {markdown_text(context.config)}.")
     lines += trust_lines(comparison)
+    lines += confirmation_lines(comparison)
     lines += shift_lines(comparison)
     lines += history_lines(comparison)
     return lines + [""]
+
+
+def confirmation_lines(comparison: Comparison) -> list[str]:
+    """What targeted confirmation measured, when it ran."""
+    done = comparison.extra.get("confirmation")
+    return ["", f"Targeted confirmation: {done.describe()}."] if done else []
 
 
 def shift_text(ratio: float) -> str:
@@ -207,7 +214,7 @@ def confidence_cell(verdict: Verdict) -> str:
     if a.side_by_side:
         parts.append("A/B")
     if verdict.confirmed is True:
-        parts.append("confirmed by re-run")
+        parts.append("confirmed by A/B rounds" if a.side_by_side else "confirmed by re-run")
     return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
 
 

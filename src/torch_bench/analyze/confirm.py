@@ -1,0 +1,159 @@
+"""Targeted confirmation: more measurement where a verdict is ambiguous or flagged.
+
+A single head run against history is one shot. The benchmarks whose verdict would alert
+(regression, improvement) or could not be given (inconclusive: significant alone but not
+across the suite, a head whose own samples show contention, too little history) are measured
+again, base and head interleaved in A/B rounds, and only they: round after round, until each
+is settled or the time budget is spent. This is how a tool can beat any single-shot test:
+more data where the answer is not clear yet.
+
+After each round from the second on, the rounds so far are judged side by side
+(`verdicts.compare_runs(side_by_side=True)`), at the false-alarm rate divided by the number of
+looks the budget allows (Bonferroni over looks, so that looking after every round does not
+raise the false-alarm rate). A benchmark is settled when the rounds call it a regression or
+an improvement, or when they could have seen a change half the size first measured (their
+resolution is at most max(minimum effect, |first change| / 2)) and saw none. Rounds stop when
+every benchmark is settled, after `max_rounds`, or when the next round would pass the budget.
+
+What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
+benchmark the rounds did not settle becomes inconclusive. Pure but for `measure_round`, the
+callable that measures one round (`analyze.ab.run_round` in the tool).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.verdicts import Comparison, Kind, Verdict, compare_runs
+from torch_bench.results.schema import Run
+
+TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
+MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
+MAX_ROUNDS = 8
+UNTRUSTED_NOTE = "pre-flight check failed"
+
+
+def targets(comparison: Comparison) -> list[Verdict]:
+    """The verdicts worth more measurement: alerting or undecided, measured on both sides."""
+    if comparison.untrusted_sides:
+        return []
+    return [v for v in comparison.verdicts
+            if v.kind in TARGET_KINDS and v.assessment is not None
+            and not (v.note or "").startswith(UNTRUSTED_NOTE)
+            and v.note != "skipped on one side"]
+
+
+def name_filter(verdicts: Sequence[Verdict]) -> str:
+    """A `--filter` regex that selects exactly these benchmarks' suite/name."""
+    names = sorted({f"{v.suite}/{v.name}" for v in verdicts})
+    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+def looked_policy(policy: RulePolicy, max_rounds: int) -> RulePolicy:
+    looks = max(1, max_rounds - MIN_ROUNDS + 1)
+    return replace(policy, alpha=policy.alpha / looks)
+
+
+def settled(first: Verdict, now: Verdict | None) -> bool:
+    if now is None or now.assessment is None:
+        return False
+    if now.kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
+        return True
+    if now.kind is not Kind.UNCHANGED or now.assessment.detectable is None:
+        return False
+    first_change = abs(math.log(first.assessment.relative_ratio)) \
+        if first.assessment and 0 < first.assessment.relative_ratio < math.inf else 0.0
+    wanted = max(first.assessment.min_effect, math.expm1(first_change / 2))
+    return now.assessment.detectable <= wanted
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What the rounds did, for the report."""
+
+    rounds: int
+    seconds: float
+    budget: float
+    benchmarks: int
+    settled: int
+
+    def to_dict(self) -> dict:
+        return {"rounds": self.rounds, "seconds": round(self.seconds, 1),
+                "budget_seconds": self.budget, "benchmarks": self.benchmarks,
+                "settled": self.settled}
+
+    def describe(self) -> str:
+        return (f"{self.benchmarks} benchmark(s) re-measured side by side with the base "
+                f"over {self.rounds} A/B round(s) ({self.seconds:.0f} s of a "
+                f"{self.budget:.0f} s budget); {self.settled} settled")
+
+
+RoundMeasurer = Callable[[int, str], tuple[Run, Run]]  # (round index, filter) -> (base, head)
+
+
+def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: float,
+            policy: RulePolicy, max_rounds: int = MAX_ROUNDS,
+            clock: Callable[[], float] = time.monotonic,
+            log: Callable[[str], None] = lambda line: None) -> Comparison:
+    """Measure A/B rounds of the targets until settled or out of budget; the comparison with
+    their verdicts replaced (see the module docstring)."""
+    wanted = {v.benchmark_id: v for v in targets(comparison)}
+    if not wanted or budget_s <= 0 or max_rounds < MIN_ROUNDS:
+        return comparison
+    looked = looked_policy(policy, max_rounds)
+    pending = dict(wanted)
+    done: dict[str, Verdict] = {}
+    base_rounds: list[Run] = []
+    head_rounds: list[Run] = []
+    started = clock()
+    last: dict[str, Verdict] = {}
+    for index in range(max_rounds):
+        elapsed = clock() - started
+        if index and elapsed + elapsed / index > budget_s:
+            log(f"confirmation: the budget ({budget_s:g} s) leaves no room for round "
+                f"{index + 1}")
+            break
+        log(f"confirmation round {index + 1}: {len(pending)} benchmark(s)")
+        base, head = measure_round(index, name_filter(list(pending.values())))
+        base_rounds.append(base)
+        head_rounds.append(head)
+        if index + 1 < MIN_ROUNDS:
+            continue
+        judged = compare_runs(base_rounds, head_rounds, policy=looked, side_by_side=True,
+                              ignore_environment=True)
+        last = {v.benchmark_id: v for v in judged.verdicts if v.benchmark_id in wanted}
+        for key in list(pending):
+            if settled(wanted[key], last.get(key)):
+                done[key] = last[key]
+                del pending[key]
+        if not pending:
+            break
+    rounds = len(head_rounds)
+    summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done))
+    verdicts = tuple(_after(v, done.get(v.benchmark_id), last.get(v.benchmark_id), rounds)
+                     if v.benchmark_id in wanted else v for v in comparison.verdicts)
+    return replace(comparison, verdicts=verdicts,
+                   extra={**comparison.extra, "confirmation": summary})
+
+
+def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
+           rounds: int) -> Verdict:
+    alerted = first.kind in (Kind.REGRESSION, Kind.IMPROVEMENT)
+    if settled_as is None:
+        if not alerted:
+            return first
+        return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
+                       note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
+                            "settle it within the budget")
+    a = settled_as.assessment
+    said = f"{rounds} A/B rounds: {(a.relative_ratio - 1) * 100:+.1f}%"
+    if settled_as.kind is Kind.UNCHANGED:
+        said += f", no change beyond ±{a.detectable * 100:.1f}%"
+    return replace(first, kind=settled_as.kind, assessment=a,
+                   confirmed=(settled_as.kind is first.kind) if alerted else None,
+                   note=said)

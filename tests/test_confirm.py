@@ -1,0 +1,119 @@
+"""Targeted confirmation: A/B rounds of only the flagged and undecided benchmarks, until settled
+or out of budget."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from support.runs import history, make_run, ok
+from test_ab import checkout
+from torch_bench.analyze.confirm import confirm, name_filter, targets
+from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.verdicts import Kind, compare_runs
+
+LEVELS = {f"b{i}": 10.0 + i for i in range(8)}
+
+
+def first_look(head_factors: dict[str, float]):
+    """A PR judged against 12 runs of history: the head's single run."""
+    base = make_run([ok(n, m, seed=300 + j) for j, (n, m) in enumerate(LEVELS.items())],
+                    created_at="2026-01-01T00:00:00Z", run_id="base")
+    head = make_run([ok(n, m * head_factors.get(n, 1.0), seed=400 + j)
+                     for j, (n, m) in enumerate(LEVELS.items())], sha="b" * 40, run_id="head")
+    return compare_runs([base], [head], history(12, LEVELS, spread=0.02))
+
+
+class Rounds:
+    """A measurer whose code really is `true_factors` slower on the head; records calls."""
+
+    def __init__(self, true_factors: dict[str, float], seconds_per_round: float = 10.0):
+        self.true = true_factors
+        self.calls: list[tuple[int, str]] = []
+        self.now = 0.0
+        self.cost = seconds_per_round
+
+    def clock(self) -> float:
+        return self.now
+
+    def __call__(self, index: int, only: str):
+        import re
+
+        self.calls.append((index, only))
+        self.now += self.cost
+        rng = np.random.default_rng(900 + index)
+        chosen = {n: m for n, m in LEVELS.items() if re.fullmatch(only, f"demo/{n}")}
+
+        def side(factors, tag):
+            return make_run([ok(n, m * factors.get(n, 1.0) * float(np.exp(rng.normal(0, 0.01))),
+                                seed=int(rng.integers(1 << 30))) for n, m in chosen.items()],
+                            run_id=f"{tag}{index}", created_at=f"2026-02-{1 + index:02d}T00:00:00Z")
+
+        return side({}, "base"), side(self.true, "head")
+
+
+def test_a_fluke_regression_is_cleared_and_a_real_one_confirmed():
+    # b1 is really 10% slower; b2 only looked 10% slower on the head's one run
+    first = first_look({"b1": 1.10, "b2": 1.10})
+    assert {v.name for v in first.of_kind(Kind.REGRESSION)} == {"b1", "b2"}
+    rounds = Rounds({"b1": 1.10})
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    found = {v.name: v for v in after.verdicts}
+    assert found["b1"].kind is Kind.REGRESSION and found["b1"].confirmed is True
+    assert found["b2"].kind is Kind.UNCHANGED and found["b2"].confirmed is False
+    assert "A/B rounds" in found["b2"].note and "no change beyond" in found["b2"].note
+    # only the two were measured, and the others kept their verdicts
+    assert all(only == name_filter(targets(first)) or "b1" in only or "b2" in only
+               for _, only in rounds.calls)
+    assert "b0" not in rounds.calls[0][1]
+    assert found["b0"] == {v.name: v for v in first.verdicts}["b0"]
+    summary = after.to_dict()["confirmation"]
+    assert summary["benchmarks"] == 2 and summary["settled"] == 2
+    assert 2 <= summary["rounds"] <= 8
+
+
+def test_rounds_stop_at_the_budget_and_an_unsettled_regression_is_inconclusive():
+    first = first_look({"b3": 1.10})
+    rounds = Rounds({"b3": 1.02}, seconds_per_round=100.0)  # too little to settle in time
+    after = confirm(first, rounds, budget_s=250, policy=RulePolicy(), clock=rounds.clock)
+    found = {v.name: v for v in after.verdicts}
+    assert len(rounds.calls) == 2  # a third round would pass 250 s
+    assert found["b3"].kind in (Kind.INCONCLUSIVE, Kind.UNCHANGED)
+    if found["b3"].kind is Kind.INCONCLUSIVE:
+        assert "did not settle it within the budget" in found["b3"].note
+    assert after.to_dict()["confirmation"]["rounds"] == 2
+
+
+def test_nothing_to_confirm_measures_nothing():
+    first = first_look({})
+    rounds = Rounds({})
+    assert confirm(first, rounds, budget_s=300, policy=RulePolicy(),
+                   clock=rounds.clock) is first
+    assert rounds.calls == []
+
+
+@pytest.mark.slow
+def test_compare_confirms_with_real_checkouts(cli, tmp_path):
+    checkout(tmp_path / "base", {"same": 1.0, "slow": 1.0})
+    checkout(tmp_path / "head", {"same": 1.0, "slow": 1.3})
+    head = cli("run", "--suite", "abwork.suite", "--no-preflight", "--processes", "1",
+               "--out", "head.json", env={"PYTHONPATH": str(tmp_path / "head")})
+    assert head.returncode == 0, head.stderr
+    base = cli("run", "--suite", "abwork.suite", "--no-preflight", "--processes", "1",
+               "--out", "base.json", env={"PYTHONPATH": str(tmp_path / "base")})
+    assert base.returncode == 0, base.stderr
+    data = json.loads((tmp_path / "base.json").read_text())
+    done = cli("compare", "base.json", "head.json", "--confirm-base", "base",
+               "--confirm-head", "head", "--confirm-budget", "300",
+               "--confirm-run-args", "--suite abwork.suite --no-preflight",
+               "--json", "v.json", "--no-github")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "v.json").read_text())
+    verdicts = {v["name"]: v for v in result["verdicts"]}
+    # one base run teaches no noise: both are undecided, the rounds decide
+    assert verdicts["slow"]["verdict"] == "regression"
+    assert verdicts["same"]["verdict"] == "unchanged"
+    assert result["confirmation"]["benchmarks"] >= 1 and data["results"]
+    assert "confirmation round 2" in done.stderr
