@@ -5,8 +5,8 @@ first; the base runs are among them), the newest `HISTORY_WINDOW`, or in A/B mod
 rounds. For each benchmark, with timings taken relative to their run's shift
 (`shift.run_shifts`):
 - history is cut at its change points (`changepoints.find_change_points_many`, searched for
-  the whole suite in one batch); the baseline level is the mean of the newest segment, the
-  one the base runs are in;
+  the whole suite in one batch) whose step is clear of the noise (`clear_steps`); the
+  baseline level is the mean of the newest segment, the one the base runs are in;
 - the variance is pooled within every segment and within the head's runs.
 Pure: runs in, evidence out.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torch_bench.analyze.changepoints import find_change_points_many
+from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
 from torch_bench.analyze.rule import Evidence, evidence_from_groups, median_sampling_variance
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts
 from torch_bench.results.schema import Result, Run
@@ -88,6 +88,17 @@ def _timing_columns(keys: Sequence[str], first: Mapping[str, Result]) -> np.ndar
     return np.array([first[key].unit in SHIFTED_UNITS for key in keys], dtype=bool)
 
 
+STEP_TO_NOISE = 4.0  # a step of history must be this many noise units to cut the level
+
+
+def clear_steps(logs: np.ndarray, found: Sequence[ChangePoint]) -> list[int]:
+    """The indexes of the change points whose step is at least `STEP_TO_NOISE` times the
+    series' point-to-point noise. A cut where the noise alone put one would make the
+    variance within the pieces too small (the search picks its cuts where they shrink it)."""
+    noise = noise_scale(logs)
+    return [p.index for p in found if abs(math.log(p.ratio)) >= STEP_TO_NOISE * noise]
+
+
 def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
     bounds = [0, *starts, values.size]
     return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
@@ -116,8 +127,8 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
     head_res = head_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * head_shift[:, np.newaxis]
     series = [ref_res[np.isfinite(ref_res[:, j]), j] for j in range(len(keys))]
     starts = [[] for _ in keys] if side_by_side else \
-        [[p.index for p in found] for found in find_change_points_many([np.exp(s)
-                                                                         for s in series])]
+        [clear_steps(s, found) for s, found in zip(series, find_change_points_many(
+            [np.exp(s) for s in series]), strict=True)]
     evidence, counts, levels, shifts = {}, {}, {}, {}
     for j, key in enumerate(keys):
         heads = head_res[np.isfinite(head_res[:, j]), j]
