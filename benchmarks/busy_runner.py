@@ -3,7 +3,7 @@ a CPU hog of our own, the run-to-run spread of per-run medians on the default cl
 the wall clock, a planted slowdown judged against the loaded history, and an A/B timed.
 
     python benchmarks/busy_runner.py [--runs 10] [--hog N] [--max-time 0.5] [--processes 1]
-        [--rounds 5] [--slow-factor 1.1] [--skip-ab] [--keep DIR]
+        [--rounds 5] [--slow-factor 1.1] [--skip-ab] [--keep DIR [--reuse]]
 
 The suite: 8 small CPU benchmarks (matmul, conv, LSTM, MLP, softmax, layer norm, attention,
 element-wise; each call repeats its operation 10 times, 0.2-6 ms a call), one torch thread.
@@ -163,10 +163,11 @@ def measure_runs(side: Path, count: int, options, out: Path, label: str,
     runs = []
     for k in range(count):
         path = out / f"{label}-{k:02d}.json"
-        calibration = ["--calibration", data] if data is not None else []
-        torch_bench(side, "run", *run_args(options), *calibration, "--out", path)
-        if data is not None:
-            torch_bench(side, "store", path, "--to-folder", data)
+        if not (options.reuse and path.exists()):
+            calibration = ["--calibration", data] if data is not None else []
+            torch_bench(side, "run", *run_args(options), *calibration, "--out", path)
+            if data is not None:
+                torch_bench(side, "store", path, "--to-folder", data)
         runs.append(load_run(path))
     return runs
 
@@ -253,6 +254,9 @@ def main() -> int:
                         help="the planted slowdown (repetitions 10 -> 10 x factor)")
     parser.add_argument("--skip-ab", action="store_true", help="no A/B")
     parser.add_argument("--keep", metavar="DIR", help="keep runs and data folder here")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: load the runs already there instead of measuring "
+                             "them again (to finish an interrupted measurement)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="busy-runner-") as scratch_name:
         scratch = Path(options.keep or scratch_name)
@@ -261,6 +265,7 @@ def main() -> int:
         base = checkout(scratch / "base", {})
         head = checkout(scratch / "head", {PLANTED: reps})
         data = scratch / "data"
+        data.mkdir(exist_ok=True)
         print(f"load before the idle phase: {os.getloadavg()[0]:.2f} (1 min average), "
               f"{os.cpu_count()} cores", flush=True)
         started = time.perf_counter()

@@ -97,3 +97,14 @@ def test_invalid_run_is_never_written(tmp_path):
     with pytest.raises(InvalidDocument, match="refusing to write"):
         save_run(bad, target)
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_summarised_result_drops_the_per_sample_fields_of_extra_but_keeps_the_rest():
+    from torch_bench.results.schema import measured
+
+    result = measured("s", "b", "forward_time", [1.0, 1.2],
+                      extra={"loops": 4, "clock": "cpu", "wall_samples": [1.1, 5.0],
+                             "involuntary_switches": [0, 3], "interrupted_share": 0.5})
+    summarised = result.without_samples()
+    assert summarised.samples == () and summarised.summary == result.summary
+    assert summarised.extra == {"loops": 4, "clock": "cpu", "interrupted_share": 0.5}

@@ -53,7 +53,11 @@ class ForkServer:
             self.proc.stdin.flush()
         except OSError as exc:
             raise ForkServerError(f"fork server gone: {exc}") from None
-        pid = int(self._line(time.monotonic() + START_TIMEOUT_S))
+        try:
+            pid = int(self._line(time.monotonic() + START_TIMEOUT_S))
+        except (TimeoutError, ValueError):
+            self.close()
+            raise ForkServerError("fork server did not start the case") from None
         finished = False
         try:
             status = self._line(time.monotonic() + timeout_s, pid)

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from torch_bench.measure.interruptions import interrupted_share
 from torch_bench.measure.timer import TimingPolicy
-from torch_bench.results.schema import Result
+from torch_bench.results.schema import PER_SAMPLE_EXTRA, Result
 from torch_bench.results.stats import summarize
 
 
@@ -49,10 +49,6 @@ def loops_of(results: Sequence[Result]) -> dict[str, int]:
     """Calls per sample by metric, as a process recorded them, for the next processes."""
     return {r.metric: int(r.extra["loops"]) for r in results
             if r.ok and isinstance(r.extra.get("loops"), int)}
-
-
-# Extra fields that hold one value per sample (the timer's): joined like the samples.
-PER_SAMPLE_EXTRA = ("wall_samples", "cuda_samples", "cpu_samples", "involuntary_switches")
 
 
 def join_processes(per_process: Sequence[Sequence[Result]]) -> list[Result]:

@@ -40,6 +40,9 @@ class Status(str, Enum):
 
 
 SUCCESS_STATUSES = frozenset({Status.OK.value, Status.PASS.value})
+# Fields of `extra` that hold one value per sample, in the samples' order (the timer's): the
+# other clock's samples and the involuntary context switches of each sample's block.
+PER_SAMPLE_EXTRA = ("wall_samples", "cuda_samples", "cpu_samples", "involuntary_switches")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,12 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status in SUCCESS_STATUSES and self.summary is not None
+
+    def without_samples(self) -> Result:
+        """The result with its summary but no raw samples, nor the per-sample fields of
+        `extra` (an archive's summarised form)."""
+        extra = {k: v for k, v in self.extra.items() if k not in PER_SAMPLE_EXTRA}
+        return replace(self, samples=(), extra=extra)
 
     @property
     def benchmark_id(self) -> str:

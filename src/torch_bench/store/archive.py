@@ -21,7 +21,7 @@ import hashlib
 import json
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from torch_bench.errors import InvalidDocument
 from torch_bench.fileio import decode_text, parse_json
@@ -42,7 +42,7 @@ class Archive:
 
 
 def drop_samples(run: Run) -> Run:
-    return run.with_results(replace(r, samples=()) for r in run.results)
+    return run.with_results(r.without_samples() for r in run.results)
 
 
 def digest(run_ids: Iterable[str]) -> str:
