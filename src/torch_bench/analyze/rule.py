@@ -290,14 +290,53 @@ def learn_tails(residuals: np.ndarray) -> Tails:
     return Tails(float(df), float(scale), int(x.size))
 
 
-def _t_test(evidence: Evidence, prior: Prior, tails: Tails = Tails()) -> _Test | None:
+def suite_autocorrelation(cases: Sequence[Case]) -> float:
+    """The lag-1 autocorrelation of the reference runs, pooled over the suite and corrected
+    for the bias of a short mean-centred series (about -(1 + 3 rho) / n); 0 unless clearly
+    positive (beyond 2 standard errors), so that a fleet without memory pays nothing."""
+    products = squares = 0.0
+    values = series = 0
+    for case in cases:
+        e = case.evidence
+        if e is None or e.side_by_side or e.reference.size < 4:
+            continue
+        r = e.reference - e.reference.mean()
+        products += float(np.dot(r[:-1], r[1:]))
+        squares += float(np.dot(r, r))
+        values += r.size
+        series += 1
+    if not squares or values < MIN_TAIL_VALUES:
+        return 0.0
+    rho = products / squares
+    rho += (1 + 3 * rho) / (values / series)
+    return min(rho, 0.95) if rho > 2 / math.sqrt(values) else 0.0
+
+
+@lru_cache(maxsize=256)
+def memory_factor(rho: float, n: int) -> float:
+    """For runs that remember the previous one (AR(1), `rho`): the variance of the head minus
+    the mean of n runs before it, over what independent runs would give (the sample variance
+    of the n runs, times 1 + 1/n). 1 for rho = 0."""
+    if rho <= 0 or n < 2:
+        return 1.0
+    lags = np.arange(1, n)
+    mean_var = (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
+    cov_next = float(np.sum(rho ** np.arange(1, n + 1))) / n
+    true = 1 + mean_var - 2 * cov_next
+    expected_s2 = n / (n - 1) * (1 - mean_var)
+    return max(1.0, true / (expected_s2 * (1 + 1 / n)))
+
+
+def _t_test(evidence: Evidence, prior: Prior, tails: Tails = Tails(),
+            rho: float = 0.0) -> _Test | None:
     variance, df = _moderated(evidence, prior)
     if df <= 0 or not math.isfinite(variance):
         return None
     spread = math.sqrt(variance)
     # A head run far noisier inside than history's runs were is not judged by history's noise.
     head_variance = max(variance, evidence.head_within)
-    scale = math.sqrt(variance / evidence.reference.size + head_variance / evidence.head.size)
+    scale = math.sqrt((variance / evidence.reference.size + head_variance / evidence.head.size)
+                      * memory_factor(round(rho, 3), int(evidence.reference.size)))
     estimate = evidence.estimate
     if scale > 0:
         t = estimate / scale
@@ -316,7 +355,8 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
     """The rule over a suite (see the module docstring); one assessment per case."""
     priors = fit_priors(cases) if priors is None else priors
     tails = learn_tails(prediction_residuals(cases, priors)) if USE_TAIL else Tails()
-    tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails)
+    rho = suite_autocorrelation(cases)
+    tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails, rho)
              if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)
                         for c, t in zip(cases, tests, strict=True)])
