@@ -97,12 +97,13 @@ def base_worktree(workspace: str, commit: str, where: Path) -> Iterator[Path]:
         run("worktree", "remove", "--force", str(where))
 
 
-def run_arguments(inputs: ActionInputs) -> list[str]:
-    """The `torch-bench run` arguments of this job, with each round's share of the budget."""
+def run_arguments(inputs: ActionInputs, rounds: int = ROUNDS) -> list[str]:
+    """The `torch-bench run` arguments of this job, with each of `rounds` rounds' share of
+    the budget."""
     shard = ["--total-partitions", str(inputs["total-partitions"]),
              "--partition-id", str(inputs["partition-id"])] \
         if inputs["total-partitions"] > 1 else []
     config = ["--config", inputs["config"]] if inputs["config"] else []
     extra = shlex.split(inputs["run-args"])
     return ["--suite", inputs["suites"], "--device", inputs["device"], *config, *shard, *extra,
-            *round_budget(extra)]
+            *round_budget(extra, rounds)]

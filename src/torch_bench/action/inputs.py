@@ -5,6 +5,7 @@ Errors name the input as the workflow author wrote it: `Invalid value for 'comme
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +49,13 @@ def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise ValueError("expected a number > 0")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < math.inf:
+        raise ValueError("expected a number >= 0")
     return value
 
 
@@ -146,6 +154,7 @@ INPUTS: tuple[Input, ...] = (
     Input("min-effect", _fraction, "0.02"),
     Input("false-alarm-rate", _open_fraction, "0.01"),
     Input("per-pr-level", _open_fraction, "0.05"),
+    Input("confirm-budget", _non_negative_float, "600"),
     Input("fail-on-regression", _bool, "false"),
     Input("baseline", _baseline, "auto"),
     Input("ab", _choice("auto", "always", "never"), "auto"),

@@ -7,7 +7,8 @@ import json
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -152,9 +153,10 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
                 side_by_side = False
         if not side_by_side:
             choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
-            cli("compare", *choice, head, "--history", history,
-                "--repo-dir", ctx.workspace, "--base-branch", ctx.compare_branch() or "main",
-                *report)
+            with confirmation_checkout(inputs, ctx, head_run, paths) as confirm:
+                cli("compare", *choice, head, "--history", history,
+                    "--repo-dir", ctx.workspace, "--base-branch",
+                    ctx.compare_branch() or "main", *report, *confirm)
     except NoBaseline as exc:
         note = ("No baseline yet: nothing in the history matches this run's branch and "
                 f"environment, so this run starts the history. ({exc})")
@@ -172,6 +174,30 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
         verdict = "regression"
     return Outcome(verdict, counts.get("regression", 0), counts.get("improvement", 0),
                    paths.report)
+
+
+@contextmanager
+def confirmation_checkout(inputs: ActionInputs, ctx: RunContext, head: Run,
+                          paths: Paths) -> Iterator[list[str]]:
+    """On a PR that measured its head here, with a `confirm-budget`: the merge-base checked
+    out beside the workspace, and the `compare` arguments of targeted confirmation (only the
+    flagged and undecided benchmarks are re-measured, A/B). Nothing otherwise, or with a
+    warning when the merge-base is not in the clone."""
+    if not (ctx.is_pr and inputs["confirm-budget"] > 0 and not inputs["results-file"]):
+        yield []
+        return
+    branch = ctx.compare_branch() or "main"
+    try:
+        commit = ab_stage.merge_base(ctx.workspace, head, branch)
+    except ab_stage.NoMergeBase as exc:
+        print(f"::warning title=torch-bench::{exc}; no targeted confirmation",
+              file=sys.stderr)
+        yield []
+        return
+    with ab_stage.base_worktree(ctx.workspace, commit, paths.root / "confirm-base") as base:
+        yield ["--confirm-base", str(base), "--confirm-head", ctx.workspace,
+               "--confirm-budget", f"{inputs['confirm-budget']:g}",
+               "--confirm-run-args", shlex.join(ab_stage.run_arguments(inputs, rounds=1))]
 
 
 def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths: Paths,
