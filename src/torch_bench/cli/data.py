@@ -32,7 +32,7 @@ def data_folder(text: str) -> str:
     """`--data`; a missing default folder beside one named as the old default is explained."""
     if text == DATA_FOLDER and not Path(text).exists() and Path(OLD_DATA_FOLDER).is_dir():
         raise argparse.ArgumentTypeError(
-            f"no folder {DATA_FOLDER!r} (the default data folder since 1.1.0, as on the data "
+            f"no folder {DATA_FOLDER!r} (the default data folder after 1.0.0, as on the data "
             f"branch), but {OLD_DATA_FOLDER!r} exists (the default before): pass "
             f"--data {OLD_DATA_FOLDER}")
     return text

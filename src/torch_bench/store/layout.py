@@ -19,7 +19,7 @@ from torch_bench.results.schema import Run
 # `data-folder`, `store --folder`, `site --publish --folder`) and as a local folder
 # (`data --data`, `import --out`), so a checkout of the branch works as it is.
 DATA_FOLDER = "benchmarks"
-OLD_DATA_FOLDER = "data"  # the CLI's default before 1.1.0
+OLD_DATA_FOLDER = "data"  # the CLI's default up to 1.0.0
 
 RUNS_DIR = "runs"
 EXPORTS_DIR = "exports"
