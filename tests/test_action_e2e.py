@@ -315,3 +315,32 @@ def test_comment_sub_action_with_no_report_is_a_notice_not_a_failure(world, tmp_
     assert done.returncode == 0, done.stdout + done.stderr
     assert "::notice" in done.stdout and "nothing to post" in done.stdout
     assert len(world.api.comments.get(7, [])) == before
+
+
+def test_a_second_torch_bench_step_in_the_same_job_stores_too(world, tmp_path):
+    """Two steps of one job share `output-dir` (the default): the second finds the first
+    one's checkout of the data branch, and must still read and push."""
+    before = len(world.runs()) if world.branch_files() else 0
+    github = world.event("push")
+    for index in (0, 1):
+        results = tmp_path / f"results-{index}.json"
+        save_run(make_run(index), results)
+        done, _, _ = run_action(world, github, **{"results-file": str(results), "push": "true",
+                                                  "build-site": "false"})
+        assert done.returncode == 0, f"step {index + 1}: {done.stdout + done.stderr}"
+    assert len(world.runs()) == before + 2
+
+
+def test_the_config_file_chooses_suites_and_device_when_the_inputs_are_not_set(world):
+    config = world.project / "bench.yml"
+    config.write_text("suites: [rnns]\ndevice: cpu\n")
+    try:
+        done, outputs, out = run_action(world, world.event("push"), device="", suites="",
+                                        config=str(config), push="false",
+                                        **{"build-site": "false"})
+    finally:
+        config.unlink()
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads((out / "results.json").read_text())
+    assert {r["params"].get("device") for r in run["results"]} == {"cpu"}
+    assert {r["suite"] for r in run["results"]} == {"rnns"}

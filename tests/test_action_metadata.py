@@ -135,3 +135,62 @@ def test_sub_actions_pass_their_inputs_through_env(folder, table):
         assert step["env"][spec.variable] == f"${{{{ inputs.{spec.name} }}}}"
         if not meta["inputs"][spec.name].get("required"):
             assert meta["inputs"][spec.name]["default"] == spec.default, spec.name
+
+
+def uses_of(document):
+    steps = list(document.get("runs", {}).get("steps", []))
+    return [step["uses"] for step in steps if "uses" in step]
+
+
+@pytest.mark.parametrize("path", ACTION_FILES, ids=lambda p: p.parent.name or p.name)
+def test_the_composite_actions_pin_every_action_they_use_by_commit(path):
+    # A workflow that pins this action by commit must not run a moving tag underneath.
+    uses = uses_of(yaml.safe_load(path.read_text()))
+    assert uses, path
+    for ref in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref), f"{path}: {ref}"
+    for line in path.read_text().splitlines():
+        if "uses:" in line:
+            assert re.search(r"@[0-9a-f]{40}\s+# v\d+\.\d+\.\d+$", line), line
+
+
+def test_the_config_file_sets_suites_and_device_unless_the_workflow_sets_them(tmp_path):
+    config = tmp_path / "bench.yml"
+    config.write_text("suites: [cnns, training]\ndevice: cpu\n")
+    from_file = read_inputs({"TB_CONFIG": str(config)})
+    assert (from_file["suites"], from_file["device"]) == ("cnns,training", "cpu")
+    given = read_inputs({"TB_CONFIG": str(config), "TB_SUITES": "rnns", "TB_DEVICE": "cuda:1"})
+    assert (given["suites"], given["device"]) == ("rnns", "cuda:1")
+    assert (read_inputs({})["suites"], read_inputs({})["device"]) == ("rnns", "cuda")
+    config.write_text("device: tpu\n")
+    with pytest.raises(UserError, match="device: 'tpu'"):
+        read_inputs({"TB_CONFIG": str(config)})
+
+
+def test_the_install_step_plans_the_torch_build_for_the_config_file_device(tmp_path):
+    from torch_bench.action.install import planned_device, resolve_torch
+
+    config = tmp_path / "bench.yml"
+    config.write_text("suites: [rnns]\ndevice: 'cpu'  # a laptop-sized runner\n")
+    assert planned_device({"TB_CONFIG": str(config), "TB_DEVICE": ""}) == "cpu"
+    assert resolve_torch("auto", planned_device({"TB_CONFIG": str(config)}), None).label == "cpu"
+    assert planned_device({"TB_CONFIG": str(config), "TB_DEVICE": "cuda"}) == "cuda"
+    assert planned_device({}) == "cuda"
+
+
+def test_the_cli_and_the_action_default_to_one_data_folder(tmp_path, monkeypatch, capsys):
+    from torch_bench.cli import build_parser, main
+
+    def parsed(*argv):
+        return build_parser(list(argv)).parse_args(list(argv))
+
+    monkeypatch.chdir(tmp_path)
+    folder = action()["inputs"]["data-folder"]["default"]
+    assert parsed("store", "results.json").folder == folder
+    assert parsed("site", "--data", "d", "--out", "s", "--publish").folder == folder
+    assert parsed("data", "list").data == folder
+    # A history in the CLI's old default folder is pointed at, not silently ignored.
+    (tmp_path / "data" / "runs").mkdir(parents=True)
+    with pytest.raises(SystemExit) as exit_:
+        main(["data", "list"])
+    assert exit_.value.code == 2 and "pass --data data" in capsys.readouterr().err

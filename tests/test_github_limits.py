@@ -76,6 +76,32 @@ def test_the_job_summary_stays_under_1_mib_after_what_earlier_steps_wrote(tmp_pa
     assert "`report-path`" in tail
 
 
+def test_a_failed_comment_after_a_full_summary_keeps_it_under_1_mib(tmp_path, capsys):
+    # GitHub drops a step summary over 1 MiB entirely: the report, fitted first, must leave
+    # room for the note that the comment could not be posted.
+    summary = tmp_path / "summary.md"
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    rows = "\n".join(f"| demo/benchmark_{i:05d} | +{i}% |" for i in range(60_000))
+    report = ("### torch-bench: 60000 regressions\n\n| Benchmark | Change |\n| --- | --- |\n"
+              f"{rows}\n")
+    assert actions.write_job_summary(report, env)
+    actions.report_comment_failure("POST /repos/octo/bench/issues/7/comments: HTTP 403 "
+                                   + "Resource not accessible by integration " * 20, env)
+    written = summary.read_bytes()
+    assert len(written) <= SUMMARY_LIMIT
+    assert "could not comment on the PR" in written.decode()[-4000:]
+
+
+def test_a_summary_note_never_pushes_the_summary_over_1_mib(tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * (SUMMARY_LIMIT - 100))
+    actions.report_comment_failure("a reason with <html> & (parentheses) " * 30,
+                                   {"GITHUB_STEP_SUMMARY": str(summary)})
+    written = summary.read_bytes()
+    assert SUMMARY_LIMIT - 100 < len(written) <= SUMMARY_LIMIT
+    assert written.decode().endswith("…\n")
+
+
 def test_at_most_nine_annotations_worst_first_leaving_one_for_the_comment(big):
     comparison, _ = big
     lines = actions.warning_annotations(comparison)

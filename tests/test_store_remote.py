@@ -64,11 +64,11 @@ def test_store_creates_the_branch_adds_three_files_per_run_and_nothing_twice(tmp
     assert "stored 1 run" in again.stderr and "1 already there" in again.stderr
     cli("store", str(first), str(second), "--remote", str(remote), check=True)
     files = branch_files(remote)
-    assert len(files) == 6 and all(f.startswith("data/") for f in files)
-    assert sum(f.startswith("data/runs/2026/01/") for f in files) == 1
+    assert len(files) == 6 and all(f.startswith("benchmarks/") for f in files)
+    assert sum(f.startswith("benchmarks/runs/2026/01/") for f in files) == 1
     assert git("rev-list", "--count", "gh-pages", cwd=remote).strip() == "2"  # third added nothing
     assert git("rev-list", "--max-parents=0", "--count", "gh-pages", cwd=remote).strip() == "1"
-    history = load_history(checkout(remote, tmp_path / "co") / "data")
+    history = load_history(checkout(remote, tmp_path / "co") / "benchmarks")
     assert [r.results[0].name for r in history.runs] == ["a", "b"] and not history.problems
 
 
@@ -239,7 +239,7 @@ def test_an_imported_history_folder_is_stored_in_one_commit(tmp_path, cli):
     done = cli("store", "old", "--remote", str(remote), check=True)
     assert "stored 5 runs" in done.stderr
     assert git("rev-list", "--count", "gh-pages", cwd=remote).strip() == "1"
-    history = load_history(checkout(remote, tmp_path / "co") / "data")
+    history = load_history(checkout(remote, tmp_path / "co") / "benchmarks")
     assert len(history.runs) == 5 and history.runs[0].created_at.startswith("2025-01-01")
 
 

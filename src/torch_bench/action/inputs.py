@@ -1,6 +1,9 @@
 """The Action's inputs, read once from the `TB_*` variables action.yml sets, validated, frozen.
 
 Errors name the input as the workflow author wrote it: `Invalid value for 'comment' input`.
+`suites` and `device` default to empty in action.yml, so that an input the workflow did not set
+can be told from one it did: the input wins, then the `config` file's value, then the fallback
+(`rnns`, `cuda`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import Any
 
 from torch_bench.action.install import parse_torch
 from torch_bench.errors import UserError
+from torch_bench.store.layout import DATA_FOLDER
+from torch_bench.yamlfile import read_yaml
 
 RESULT_FORMATS = ("canonical", "oss", "aipep", "pytest-benchmark", "asv",
                   "github-action-benchmark")
@@ -74,6 +79,8 @@ def _open_fraction(text: str) -> float:
 
 
 def _device(text: str) -> str:
+    if not text:
+        return text  # not set: the config file's, else the fallback
     if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
         raise ValueError("expected cpu, cuda or cuda:N")
     return text
@@ -133,10 +140,10 @@ class Input:
 
 
 INPUTS: tuple[Input, ...] = (
-    Input("suites", _text, "rnns"),
+    Input("suites", _text, ""),
     Input("config", _text, ""),
     Input("run-args", _text, ""),
-    Input("device", _device, "cuda"),
+    Input("device", _device, ""),
     Input("torch", parse_torch, "auto"),
     Input("total-partitions", lambda t: max(1, int(t)), "1"),
     Input("partition-id", _non_negative_int, "0"),
@@ -144,7 +151,7 @@ INPUTS: tuple[Input, ...] = (
     Input("results-format", _choice(*RESULT_FORMATS), "canonical"),
     Input("results-unit", _text, ""),
     Input("data-branch", _branch, "gh-pages"),
-    Input("data-folder", _folder, "benchmarks"),
+    Input("data-folder", _folder, DATA_FOLDER),
     Input("data-repository", _repository, ""),
     Input("data-remote", _text, ""),
     Input("push", _tristate, "auto"),
@@ -162,6 +169,27 @@ INPUTS: tuple[Input, ...] = (
     Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
 )
+
+
+# Inputs a `config` file may set too: used when the workflow leaves the input empty.
+FROM_CONFIG = {"suites": "rnns", "device": "cuda"}  # name -> fallback when neither sets it
+
+
+def _with_config(values: dict[str, Any]) -> None:
+    """Fill `suites` and `device` the workflow left empty from the config file, else the
+    fallback."""
+    unset = [name for name in FROM_CONFIG if not values[name]]
+    config = read_yaml(values["config"]) if unset and values["config"] else None
+    config = config if isinstance(config, dict) else {}
+    for name in unset:
+        found = config.get(name)
+        if isinstance(found, (list, tuple)):
+            found = ",".join(str(v) for v in found)
+        values[name] = str(found).strip() if found else FROM_CONFIG[name]
+    try:
+        _device(values["device"])
+    except ValueError as exc:
+        raise UserError(f"{values['config']}: device: {values['device']!r} ({exc})") from None
 
 
 # The sub-actions: `dashboard/action.yml` (build the dashboard once, after a matrix) and
@@ -195,6 +223,8 @@ def read_inputs(environ: Mapping[str, str],
             values[spec.name] = spec.parse(raw)
         except ValueError as exc:
             raise UserError(f"Invalid value for '{spec.name}' input: {raw!r} ({exc})") from None
+    if table is INPUTS:
+        _with_config(values)
     if table is INPUTS and values["partition-id"] >= values["total-partitions"]:
         raise UserError(f"Invalid value for 'partition-id' input: {values['partition-id']} "
                         f"(must be below total-partitions, {values['total-partitions']})")

@@ -10,7 +10,8 @@ install this checkout of the action into it).
   and numpy to the installed versions so that nothing upgrades them; `cpu` or `cuXYZ` install
   the locked torch from that PyTorch index; a pip spec (`torch==2.5.1`) installs it from PyPI;
   `auto` is `preinstalled` when the runner has torch, else `cpu` for device cpu and the PyPI
-  (CUDA) build otherwise.
+  (CUDA) build otherwise. The device is the `device` input, else the `device:` line of the
+  `config` file (read as text: the runner's Python may have no YAML parser), else cuda.
 - The dashboard and comment sub-actions install no torch at all (extras `site`, `comment`).
 """
 
@@ -131,11 +132,28 @@ class Plan:
         return bin_dir(self.venv) / ("torch-bench-action" + (".exe" if os.name == "nt" else ""))
 
 
+CONFIG_DEVICE = re.compile(r"""^device:[ \t]*["']?([A-Za-z0-9:]+)["']?[ \t]*(#.*)?$""", re.M)
+
+
+def planned_device(environ: dict[str, str]) -> str:
+    """The device the run will use: the input, else the config file's top-level `device:`,
+    else cuda (as `inputs.read_inputs` decides it)."""
+    device = environ.get("TB_DEVICE", "").strip()
+    config = environ.get("TB_CONFIG", "").strip()
+    if not device and config:
+        try:
+            found = CONFIG_DEVICE.search(Path(config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            found = None  # the run step names the file's problem
+        device = found.group(1) if found else ""
+    return device or "cuda"
+
+
 def make_plan(root: Path, environ: dict[str, str], installed: dict[str, str]) -> Plan:
     extras = environ.get("TB_EXTRAS", "measure,site")
     if "measure" in extras.split(","):
         request = resolve_torch(parse_torch(environ.get("TB_TORCH", "")),
-                                environ.get("TB_DEVICE", "cuda"), installed.get("torch"))
+                                planned_device(environ), installed.get("torch"))
     else:
         request = TorchRequest("no-torch")
     locked = (root / "constraints.txt").read_text(encoding="utf-8")

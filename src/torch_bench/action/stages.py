@@ -16,6 +16,7 @@ from pathlib import Path
 from torch_bench.action import ab_stage
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
+from torch_bench.action.left_out import left_out_note, untrusted_of
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
@@ -27,6 +28,7 @@ from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
 from torch_bench.store.publish import checkout_data, edit_data, publish_site
+from torch_bench.store.reader import RunFilter, load_history
 from torch_bench.store.remote import Target, store_runs
 
 
@@ -107,6 +109,9 @@ def credentials(target: Target, environ: Mapping[str, str]) -> Credentials | Non
 
 
 def read_history(target: Target, creds: Credentials | None, paths: Paths) -> Path:
+    """A fresh read-only checkout of the data folder. An earlier torch-bench step of the same
+    job (same `output-dir`) left its checkout there: it is replaced, not reused."""
+    shutil.rmtree(paths.history, ignore_errors=True)
     return checkout_data(target, creds, paths.history)
 
 
@@ -158,8 +163,7 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
                     "--repo-dir", ctx.workspace, "--base-branch",
                     ctx.compare_branch() or "main", *report, *confirm)
     except NoBaseline as exc:
-        note = ("No baseline yet: nothing in the history matches this run's branch and "
-                f"environment, so this run starts the history. ({exc})")
+        note = no_baseline_note(str(exc), head, history, ctx.compare_branch() or "main")
         report = f"## torch-bench\n\n{note}\n"
         write_text_atomic(paths.report, report)
         actions.write_job_summary(report)
@@ -200,6 +204,22 @@ def confirmation_checkout(inputs: ActionInputs, ctx: RunContext, head: Run,
                "--confirm-run-args", shlex.join(ab_stage.run_arguments(inputs, rounds=1))]
 
 
+def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str:
+    """Why there is nothing to compare with: a first run, or runs of the branch and
+    environment that failed their pre-flight check (named, with what to change)."""
+    left_out = None
+    if head.is_file() and history.is_dir():
+        fingerprint = load_run(head).fingerprint
+        runs = load_history(history, RunFilter(fingerprint=fingerprint)).runs
+        left_out = left_out_note(untrusted_of(runs, fingerprint, branch))
+    if left_out:
+        return (f"No baseline yet: {left_out}. Branch {branch!r} has runs with this run's "
+                "environment, but their pre-flight check failed, and an untrusted run is "
+                "never a baseline.")
+    return ("No baseline yet: nothing in the history matches this run's branch and "
+            f"environment, so this run starts the history. ({reason})")
+
+
 def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths: Paths,
                          report: list) -> None:
     """Measure the merge-base and the head interleaved (`torch-bench ab`) and report."""
@@ -207,6 +227,7 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
     commit = ab_stage.merge_base(ctx.workspace, head, branch)
     print(f"A/B: measuring {commit[:10]} ({branch}) and the head interleaved over "
           f"{ab_stage.ROUNDS} rounds", file=sys.stderr)
+    shutil.rmtree(paths.root / "ab-rounds", ignore_errors=True)  # an earlier step's rounds
     with ab_stage.base_worktree(ctx.workspace, commit, paths.root / "ab-base") as base:
         cli("ab", "--base", base, "--head", ctx.workspace, "--rounds", ab_stage.ROUNDS,
             "--out-dir", paths.root / "ab-rounds", *report, "--",

@@ -19,12 +19,23 @@ from torch_bench.store.edits import (
     rename_benchmark,
     rename_param,
 )
+from torch_bench.store.layout import DATA_FOLDER, OLD_DATA_FOLDER
 from torch_bench.store.listing import format_benchmarks, format_runs
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
 from torch_bench.store.scan import scan_folder
 from torch_bench.store.verify import find_problems
 
 EXIT_PROBLEMS = 1
+
+
+def data_folder(text: str) -> str:
+    """`--data`; a missing default folder beside one named as the old default is explained."""
+    if text == DATA_FOLDER and not Path(text).exists() and Path(OLD_DATA_FOLDER).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"no folder {DATA_FOLDER!r} (the default data folder after 1.0.0, as on the data "
+            f"branch), but {OLD_DATA_FOLDER!r} exists (the default before): pass "
+            f"--data {OLD_DATA_FOLDER}")
+    return text
 
 
 def register(subparsers) -> None:
@@ -35,8 +46,9 @@ def register(subparsers) -> None:
 
     def action(name: str, help: str, handler) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help, description=help)
-        sub.add_argument("--data", default="data", metavar="DIR",
-                         help="the data folder (default: data)")
+        sub.add_argument("--data", default=DATA_FOLDER, type=data_folder, metavar="DIR",
+                         help=f"the data folder (default: {DATA_FOLDER}, as on the data "
+                              "branch)")
         sub.set_defaults(handler=handler)
         return sub
 

@@ -19,6 +19,7 @@ from torch_bench.provenance import ci_info, default_branch, git_info
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import ParamValue, new_run
 from torch_bench.store.folder import store_in_folder
+from torch_bench.store.layout import DATA_FOLDER
 
 # formats whose files do not name the parameters of what they measured
 PARAMETRISED = ("oss", "aipep")
@@ -62,7 +63,8 @@ def register(subparsers) -> None:
                              "history format this repository's default branch, else main)")
     parser.add_argument("--out", metavar="PATH",
                         help="run document to write (default results.json); for a history "
-                             "format, the data folder to add the runs to (default data)")
+                             f"format, the data folder to add the runs to (default "
+                             f"{DATA_FOLDER})")
     parser.set_defaults(handler=handle)
 
 
@@ -134,7 +136,7 @@ def handle_history(args: argparse.Namespace) -> int:
     branch = args.branch or default_branch() or "main"
     read_history = guarded(HISTORY_IMPORTERS[args.format], args.format)
     runs = read_history(read_text(args.source), source=args.source, branch=branch)
-    out = args.out or "data"
+    out = args.out or DATA_FOLDER
     report = store_in_folder(runs, out)
     results = sum(len(run.results) for run in runs)
     Console(stderr=True).print(

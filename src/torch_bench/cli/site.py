@@ -11,6 +11,7 @@ from pathlib import Path
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.store.access import credentials_for, default_remote
+from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.store.publish import publish_site
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target
@@ -40,8 +41,9 @@ def register(subparsers) -> None:
     publishing.add_argument("--remote", metavar="URL|PATH",
                             help="git remote of the data branch (default: as for store)")
     publishing.add_argument("--branch", default="gh-pages", help="data branch (default gh-pages)")
-    publishing.add_argument("--folder", default="data",
-                            help="data folder inside the branch (default data)")
+    publishing.add_argument("--folder", default=DATA_FOLDER,
+                            help=f"data folder inside the branch (default {DATA_FOLDER}, as "
+                                 "the Action's data-folder)")
     publishing.add_argument("--site-folder", default=".", metavar="FOLDER",
                             help="folder of the branch the site goes in (default: its root)")
     publishing.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",

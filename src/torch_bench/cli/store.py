@@ -14,6 +14,7 @@ from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.documents import check_run
 from torch_bench.store.folder import store_in_folder
+from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.store.reader import load_history
 from torch_bench.store.remote import GaveUp, StoreReport, Target, store_runs
 from torch_bench.store.retry import RetryPolicy, display_url
@@ -37,8 +38,9 @@ def register(subparsers) -> None:
                         help="git remote to push to (default: this repository's, from "
                              "GITHUB_REPOSITORY on Actions, else the 'origin' remote)")
     parser.add_argument("--branch", default="gh-pages", help="data branch (default gh-pages)")
-    parser.add_argument("--folder", default="data",
-                        help="data folder inside the branch (default data)")
+    parser.add_argument("--folder", default=DATA_FOLDER,
+                        help=f"data folder inside the branch (default {DATA_FOLDER}, as the "
+                             "Action's data-folder)")
     parser.add_argument("--to-folder", metavar="DIR",
                         help="write into this plain folder instead; no git")
     parser.add_argument("--retry-for", type=float, default=RetryPolicy.budget,

@@ -3,8 +3,9 @@ worst regressions, step outputs with the counts, and the fork-PR hand-off files.
 
 GitHub's limits shape them: a step shows at most 10 warning annotations (the worst are
 emitted, then one saying how many more are in the job summary, and one slot stays free for
-the comment's own failure); a step's job summary holds at most 1 MiB (a longer report is
-trimmed like the PR comment, worst rows kept).
+the comment's own failure); a step's job summary holds at most 1 MiB, and GitHub drops a
+longer one entirely (a longer report is trimmed like the PR comment, worst rows kept, with
+room left for the notes written after it, such as "could not comment").
 
 Formatting functions return strings; `write_*` append them to the files GitHub names in
 `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` (both may be absent when run locally).
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +29,7 @@ FORK_REPORT = "report.md"
 FORK_PR_NUMBER = "pr-number.txt"
 ANNOTATION_LIMIT = 10  # warning annotations GitHub shows per step
 RESERVED_FOR_COMMENT = 1  # kept free for "could not comment", raised later in the same step
+NOTES_ROOM = 8_192  # job-summary bytes kept free for notes written after the report
 
 
 def warning_annotations(comparison: Comparison,
@@ -133,7 +136,7 @@ def write_job_summary(markdown: str, environ: Mapping[str, str] = os.environ,
     except OSError:
         used = 0
     text = markdown if markdown.endswith("\n") else markdown + "\n"
-    room = SUMMARY_LIMIT - used - 1
+    room = SUMMARY_LIMIT - NOTES_ROOM - used - 1
     if room <= 0:
         return False
     append_to(path, fit_report(text, room, measure=utf8_length,
@@ -147,10 +150,29 @@ def report_comment_failure(reason: str, environ: Mapping[str, str] = os.environ)
     (its slot is kept free) and a line in the job summary."""
     message = f"could not comment on the PR: {reason}"
     print(warning(message, "torch-bench comment"), flush=True)
+    append_summary_note(f"\n**torch-bench could not comment on the PR**: "
+                        f"{markdown_text(reason, limit=500)}\n", environ)
+
+
+def append_summary_note(note: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """Append a short note to the step's summary, cut to what is left of the 1 MiB (the
+    report leaves `NOTES_ROOM` for such notes): never pushes the summary over the limit."""
     path = environ.get("GITHUB_STEP_SUMMARY")
-    if path:
-        append_to(path, f"\n**torch-bench could not comment on the PR**: "
-                        f"{markdown_text(reason, limit=500)}\n")
+    if not path:
+        return False
+    try:
+        used = os.path.getsize(path)
+    except OSError:
+        used = 0
+    room = SUMMARY_LIMIT - used
+    if utf8_length(note) > room:  # "…" and the newline take 4 bytes
+        cut = note.encode("utf-8")[:max(0, room - 4)].decode("utf-8", "ignore")
+        cut = re.sub(r"&#?[0-9A-Za-z]*$", "", cut)  # no half character reference
+        note = cut + "…\n" if cut.strip() else ""
+    if not note:
+        return False
+    append_to(path, note)
+    return True
 
 
 def write_step_outputs(comparison: Comparison, environ: Mapping[str, str] = os.environ) -> bool:

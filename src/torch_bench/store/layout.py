@@ -15,6 +15,12 @@ from pathlib import Path, PurePosixPath
 
 from torch_bench.results.schema import Run
 
+# The data folder's default name everywhere: inside the data branch (the Action's
+# `data-folder`, `store --folder`, `site --publish --folder`) and as a local folder
+# (`data --data`, `import --out`), so a checkout of the branch works as it is.
+DATA_FOLDER = "benchmarks"
+OLD_DATA_FOLDER = "data"  # the CLI's default up to 1.0.0
+
 RUNS_DIR = "runs"
 EXPORTS_DIR = "exports"
 ARCHIVE_DIR = "archive"
