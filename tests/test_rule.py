@@ -198,3 +198,27 @@ def test_heavy_tails_are_learned_only_when_the_history_shows_them():
     heavy = learn_tails(rng.standard_t(2.5, 2000))
     assert heavy.df is not None and heavy.df < 5
     assert learn_tails(rng.standard_t(2.5, 20)) == Tails(values=20)  # too few to tell
+
+
+def test_runs_that_remember_the_previous_one_widen_the_scale():
+    from torch_bench.analyze.rule import memory_factor, suite_autocorrelation
+
+    # worked by hand for rho 0.7 and 10 runs: variance of (head - mean) 0.963 against
+    # E[s^2] (1 + 1/10) = 0.714
+    assert memory_factor(0.7, 10) == pytest.approx(0.963 / 0.714, rel=0.01)
+    assert memory_factor(0.0, 10) == 1.0
+
+    def cases(rho, seed):
+        rng = np.random.default_rng(seed)
+        found = []
+        for _ in range(30):
+            x = np.empty(12)
+            x[0] = rng.normal()
+            for i in range(1, 12):
+                x[i] = rho * x[i - 1] + rng.normal(0, math.sqrt(1 - rho * rho))
+            e = evidence_from_groups(x[:11] * 0.02, x[11:] * 0.02)
+            found.append(Case(e, True, 0.02, "latency", 11, (1.0, 1.0)))
+        return found
+
+    assert suite_autocorrelation(cases(0.7, 1)) > 0.4
+    assert suite_autocorrelation(cases(0.0, 2)) == 0.0
