@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from torch_bench.analyze.ab import schedule, within_side_noise
+from torch_bench.analyze.ab import schedule
+from torch_bench.analyze.verdicts import compare_runs
 
 SUITE_MODULE = '''
 import os
@@ -78,6 +79,7 @@ def test_untrusted_rounds_do_not_teach_the_noise():
 
     base, head = side([10, 10.1, 9.9], "b"), side([10, 9.95, 10.05], "h")
     wild = [untrusted(run) for run in side([14, 7], "w")]
-    [clean] = within_side_noise(base, head).values()
-    assert list(within_side_noise([*base, *wild], head).values()) == [clean]
-    assert clean.runs == 6 and clean.spread < 0.02
+    clean = compare_runs(base, head, side_by_side=True).verdicts[0].assessment
+    mixed = compare_runs([*base, *wild], head, side_by_side=True).verdicts[0].assessment
+    assert mixed.noise == clean.noise and clean.noise < 0.02
+    assert clean.df >= 4  # 3 rounds a side, one mean each

@@ -6,7 +6,7 @@ drift. Each round runs `torch-bench run` once per side in its own process, with 
 checkout as the working directory and first on PYTHONPATH (its `src/` folder too, when it
 has one), so the code under test is the checkout's. The samples of all rounds are pooled
 per side, and R = rounds in the rule; without a history, the run-to-run noise is learned
-from the rounds themselves (`within_side_noise`).
+from the rounds themselves (`verdicts.compare_runs(side_by_side=True)`).
 
 Both sides time the same loop: the first run of an A/B calibrates the calls per sample and
 its document (`calibration.json` in the output folder) is passed as `--calibration` to every
@@ -28,10 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
-from torch_bench.analyze.noise import MAD_TO_SD, NoiseEstimate
-from torch_bench.analyze.verdicts import results_by_id, trusted
 from torch_bench.errors import UserError
 from torch_bench.results.document import load_run, save_run
 from torch_bench.results.schema import Run
@@ -175,26 +171,3 @@ def labelled_as_base(run: Run, checkout: Path, branch: str | None = None,
            "pr_number": None, "pr_title": None, "base_sha": None, "base_branch": None,
            "url": f"{server}/{repository}/commit/{sha}" if repository and sha else None}
     return replace(run, git=git)
-
-
-def within_side_noise(base: Sequence[Run], head: Sequence[Run]) -> dict[str, NoiseEstimate]:
-    """Per benchmark, the run-to-run spread of ln(per-run median) within each side, pooled
-    over both sides and learned from all 2R runs: 1.4826 x median |d| / sqrt(2) over the
-    differences d between runs of the same side (consistent for normal noise, and free of the
-    zero a deviation from a 3-run median would contribute). Untrusted runs (failed pre-flight)
-    teach nothing when their side has trusted ones."""
-    noise = {}
-    base_ids, head_ids = results_by_id(trusted(base) or base), results_by_id(trusted(head) or head)
-    for key in set(base_ids) & set(head_ids):
-        differences: list[float] = []
-        runs = 0
-        for results in (base_ids[key], head_ids[key]):
-            logs = np.log([r.summary.median for r in results
-                           if r.ok and r.summary and r.summary.median > 0])
-            runs += len(logs)
-            differences += [a - b for i, a in enumerate(logs) for b in logs[i + 1:]]
-        if len(differences) >= 2:
-            spread = float(MAD_TO_SD * np.median(np.abs(differences)) / np.sqrt(2))
-            # one mean per side is estimated, hence runs - 2 degrees of freedom
-            noise[key] = NoiseEstimate(spread, runs, df=runs - 2, side_by_side=True)
-    return noise

@@ -1,4 +1,7 @@
-"""Run-to-run noise learned from history.
+"""Run-to-run noise of one series, for the dashboard's noise band (`render/noise_band.py`).
+
+The PR verdicts learn their noise differently, over the whole suite (`rule.py`,
+`evidence.py`); the dashboard colours single-run comparisons of one series at a time.
 
 The spread that matters for a verdict is how much a benchmark's per-run median moves from one
 run to the next on the same machine and the same code. It is estimated in log space from the
