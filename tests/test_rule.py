@@ -7,19 +7,16 @@ import math
 import numpy as np
 import pytest
 
+from torch_bench.analyze.groups import evidence_from_groups, median_sampling_variance
 from torch_bench.analyze.moderation import Prior, digamma, fit_prior, trigamma
 from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
-from torch_bench.analyze.rule import (
-    Case,
-    Outcome,
-    RulePolicy,
+from torch_bench.analyze.null_shape import (
     Tails,
-    assess,
-    evidence_from_groups,
-    judge,
     learn_tails,
-    median_sampling_variance,
+    memory_factor,
+    suite_autocorrelation,
 )
+from torch_bench.analyze.rule import Case, Outcome, RulePolicy, assess, judge
 
 
 def levels(centre: float, spread: float, n: int, seed: int) -> list[float]:
@@ -201,8 +198,6 @@ def test_heavy_tails_are_learned_only_when_the_history_shows_them():
 
 
 def test_runs_that_remember_the_previous_one_widen_the_scale():
-    from torch_bench.analyze.rule import memory_factor, suite_autocorrelation
-
     # worked by hand for rho 0.7 and 10 runs: variance of (head - mean) 0.963 against
     # E[s^2] (1 + 1/10) = 0.714
     assert memory_factor(0.7, 10) == pytest.approx(0.963 / 0.714, rel=0.01)
@@ -216,8 +211,7 @@ def test_runs_that_remember_the_previous_one_widen_the_scale():
             x[0] = rng.normal()
             for i in range(1, 12):
                 x[i] = rho * x[i - 1] + rng.normal(0, math.sqrt(1 - rho * rho))
-            e = evidence_from_groups(x[:11] * 0.02, x[11:] * 0.02)
-            found.append(Case(e, True, 0.02, "latency", 11, (1.0, 1.0)))
+            found.append(evidence_from_groups(x[:11] * 0.02, x[11:] * 0.02))
         return found
 
     assert suite_autocorrelation(cases(0.7, 1)) > 0.4

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
-from torch_bench.analyze.rule import Evidence, evidence_from_groups, median_sampling_variance
+from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sampling_variance
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts
 from torch_bench.results.schema import Result, Run
 

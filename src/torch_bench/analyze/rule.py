@@ -18,6 +18,8 @@ timings taken relative to their run's run-level shift (`shift.py`).
 2. Test: t = (mean(head) - mean(reference)) / sqrt(s~_j^2 / n_ref + max(s~_j^2, w) / n_head),
    w the head's own sampling variance, one-sided
    p-values for "worse" and "better" from Student's t with d0 + d_j degrees of freedom.
+   When the suite's own history shows heavier tails or runs that remember the previous one,
+   the p-values and the scale follow what it shows (`null_shape.py`).
 3. Per-benchmark rate: a change is a candidate when its p < `alpha` (1%: the chance that an
    unchanged benchmark is called a regression) and it is at least the minimum effect (2% by
    default, configurable per suite or metric).
@@ -44,8 +46,17 @@ from statistics import NormalDist
 
 import numpy as np
 
+from torch_bench.analyze.groups import Evidence, evidence_from_groups
 from torch_bench.analyze.moderation import NO_PRIOR, Prior, fit_prior
 from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
+from torch_bench.analyze.null_shape import (
+    AS_ASSUMED,
+    Tails,
+    learn_tails,
+    memory_factor,
+    prediction_residuals,
+    suite_autocorrelation,
+)
 from torch_bench.analyze.student_t import normal_sf, t_isf, t_sf
 
 
@@ -102,48 +113,6 @@ def t_critical(p: float, df: float) -> float:
 
 def not_enough_history(runs: int, needed: int) -> str:
     return f"not enough history ({runs} runs; {needed} needed)"
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One benchmark's data in log space (see the module docstring)."""
-
-    reference: np.ndarray  # values whose mean is the baseline level
-    head: np.ndarray  # the head's values
-    sum_of_squares: float  # within-group, of every group that teaches the variance
-    df: int  # its degrees of freedom
-    side_by_side: bool = False  # reference and head measured interleaved (A/B)
-    head_within: float = 0.0  # the head runs' own sampling variance of ln(median), mean
-
-    @property
-    def variance(self) -> float:
-        return self.sum_of_squares / self.df if self.df > 0 else math.nan
-
-    @property
-    def estimate(self) -> float:
-        """ln(head level / baseline level)."""
-        return float(np.mean(self.head) - np.mean(self.reference))
-
-
-def evidence_from_groups(reference: Sequence[float], head: Sequence[float],
-                         other_groups: Sequence[Sequence[float]] = (),
-                         side_by_side: bool = False, head_within: float = 0.0) -> Evidence:
-    """Evidence whose variance is pooled within the reference, the head and `other_groups`
-    (older segments of history)."""
-    groups = [np.asarray(g, dtype=float) for g in (reference, head, *other_groups)]
-    ss = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if g.size > 1)
-    df = sum(g.size - 1 for g in groups if g.size > 1)
-    return Evidence(groups[0], groups[1], ss, df, side_by_side, head_within)
-
-
-def median_sampling_variance(samples: Sequence[float]) -> float:
-    """The sampling variance of ln(median) of one run's samples: (1.2533 x robust sd of
-    ln(sample)) ^ 2 / n, the large-sample variance of a median. 0 with fewer than 3."""
-    logs = np.log(np.asarray([v for v in samples if v > 0], dtype=float))
-    if logs.size < 3:
-        return 0.0
-    robust_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
-    return (1.2533 * robust_sd) ** 2 / logs.size
 
 
 @dataclass(frozen=True)
@@ -214,120 +183,7 @@ def _moderated(evidence: Evidence, prior: Prior) -> tuple[float, float]:
     return prior.moderate(evidence.variance if evidence.df else 0.0, evidence.df)
 
 
-MIN_TAIL_VALUES = 50  # fewer prediction residuals say nothing about the tails
-HEAVY_TAIL_LR = 3.84  # the likelihood ratio (chi-square, 1 df, 5%) that makes tails heavy
-USE_TAIL = True
-
-
-@dataclass(frozen=True)
-class Tails:
-    """The null distribution of t learned from the suite's own history: Student-t with `df`
-    and `scale` (None: the tails are as the test assumes)."""
-
-    df: float | None = None
-    scale: float = 1.0
-    values: int = 0
-
-    def sf(self, t: float) -> float | None:
-        if self.df is None or not math.isfinite(t):
-            return None
-        return t_sf(t / self.scale, self.df)
-
-
-def prediction_residuals(cases: Sequence[Case], priors: Mapping[str, Prior]) -> np.ndarray:
-    """Each reference run of each benchmark taken in turn as if it were the head, against the
-    others: its t with the variance learned without it (externally studentized). Under the
-    null the head is one more such run, so these show what its t can do."""
-    values = []
-    for case in cases:
-        e = case.evidence
-        if e is None or e.side_by_side or e.reference.size < 3 or e.df < 2:
-            continue
-        prior = priors.get(case.prior_group, NO_PRIOR)
-        n = e.reference.size
-        deviation = e.reference - e.reference.mean()
-        left_ss = np.maximum(e.sum_of_squares - deviation ** 2 * n / (n - 1), 0.0)
-        left_df = e.df - 1
-        if prior.df > 0 and math.isfinite(prior.scale):
-            variance = (prior.df * prior.scale + left_ss) / (prior.df + left_df)
-        else:
-            variance = left_ss / left_df
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = deviation * n / (n - 1) / np.sqrt(variance * (1 + 1 / (n - 1)))
-        values.append(t[np.isfinite(t)])
-    return np.concatenate(values) if values else np.array([])
-
-
-TAIL_DFS = (1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 25.0, 50.0, 100.0)
-
-
-def _t_log_likelihood(x: np.ndarray, df: float) -> tuple[float, float]:
-    """(log-likelihood, scale) of a zero-centred Student-t with `df` fitted to x, the scale
-    by maximum likelihood (the EM fixed point of the t as a scale mixture of normals)."""
-    scale2 = float(np.mean(x * x)) or 1e-300
-    for _ in range(30):
-        weights = (df + 1) / (df + x * x / scale2)
-        scale2 = float(np.mean(weights * x * x)) or 1e-300
-    const = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    ll = x.size * (const - 0.5 * math.log(scale2)) \
-        - (df + 1) / 2 * float(np.log1p(x * x / (df * scale2)).sum())
-    return ll, math.sqrt(scale2)
-
-
-def learn_tails(residuals: np.ndarray) -> Tails:
-    """A Student-t fitted to the prediction residuals by maximum likelihood (df over a grid),
-    kept only when it fits them better than a normal by the likelihood-ratio test at 5%
-    (heavy tails must show before they cost power)."""
-    x = np.asarray(residuals, dtype=float)
-    if x.size < MIN_TAIL_VALUES:
-        return Tails(values=int(x.size))
-    variance = float(np.mean(x * x)) or 1e-300
-    normal = -0.5 * x.size * (math.log(2 * math.pi * variance) + 1)
-    ll, scale, df = max(((*_t_log_likelihood(x, df), df) for df in TAIL_DFS),
-                        key=lambda fit: fit[0])
-    if not 2 * (ll - normal) > HEAVY_TAIL_LR:
-        return Tails(values=int(x.size))
-    return Tails(float(df), float(scale), int(x.size))
-
-
-def suite_autocorrelation(cases: Sequence[Case]) -> float:
-    """The lag-1 autocorrelation of the reference runs, pooled over the suite and corrected
-    for the bias of a short mean-centred series (about -(1 + 3 rho) / n); 0 unless clearly
-    positive (beyond 2 standard errors), so that a fleet without memory pays nothing."""
-    products = squares = 0.0
-    values = series = 0
-    for case in cases:
-        e = case.evidence
-        if e is None or e.side_by_side or e.reference.size < 4:
-            continue
-        r = e.reference - e.reference.mean()
-        products += float(np.dot(r[:-1], r[1:]))
-        squares += float(np.dot(r, r))
-        values += r.size
-        series += 1
-    if not squares or values < MIN_TAIL_VALUES:
-        return 0.0
-    rho = products / squares
-    rho += (1 + 3 * rho) / (values / series)
-    return min(rho, 0.95) if rho > 2 / math.sqrt(values) else 0.0
-
-
-@lru_cache(maxsize=256)
-def memory_factor(rho: float, n: int) -> float:
-    """For runs that remember the previous one (AR(1), `rho`): the variance of the head minus
-    the mean of n runs before it, over what independent runs would give (the sample variance
-    of the n runs, times 1 + 1/n). 1 for rho = 0."""
-    if rho <= 0 or n < 2:
-        return 1.0
-    lags = np.arange(1, n)
-    mean_var = (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
-    cov_next = float(np.sum(rho ** np.arange(1, n + 1))) / n
-    true = 1 + mean_var - 2 * cov_next
-    expected_s2 = n / (n - 1) * (1 - mean_var)
-    return max(1.0, true / (expected_s2 * (1 + 1 / n)))
-
-
-def _t_test(evidence: Evidence, prior: Prior, tails: Tails = Tails(),
+def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
             rho: float = 0.0) -> _Test | None:
     variance, df = _moderated(evidence, prior)
     if df <= 0 or not math.isfinite(variance):
@@ -354,8 +210,9 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
           priors: Mapping[str, Prior] | None = None) -> list[Assessment]:
     """The rule over a suite (see the module docstring); one assessment per case."""
     priors = fit_priors(cases) if priors is None else priors
-    tails = learn_tails(prediction_residuals(cases, priors)) if USE_TAIL else Tails()
-    rho = suite_autocorrelation(cases)
+    tested = [(c.evidence, priors.get(c.prior_group, NO_PRIOR)) for c in cases if c.evidence]
+    tails = learn_tails(prediction_residuals(tested))
+    rho = suite_autocorrelation([e for e, _ in tested])
     tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails, rho)
              if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)

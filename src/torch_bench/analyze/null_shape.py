@@ -1,0 +1,136 @@
+"""What a suite's own history says about the null distribution of the rule's t: its tails and
+its memory.
+
+Under the null the head is one more run like the reference runs. Taking each reference run in
+turn as if it were the head (`prediction_residuals`) shows what the head's t can do: when
+those residuals are fitted better by a Student-t than by a normal (`learn_tails`), the rule
+takes its p-values from that heavier tail where it is the more cautious. When consecutive runs
+are clearly correlated (`suite_autocorrelation`), one more run differs from the mean of the
+runs before it by more than independent runs would (`memory_factor`), and the rule widens its
+scale by that much. A fleet without heavy tails or memory pays nothing for either. Pure
+numpy: no scipy, so commands that only read stay light.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from torch_bench.analyze.groups import Evidence
+from torch_bench.analyze.moderation import Prior
+from torch_bench.analyze.student_t import t_sf
+
+MIN_TAIL_VALUES = 50  # fewer prediction residuals say nothing about the tails
+HEAVY_TAIL_LR = 3.84  # the likelihood ratio (chi-square, 1 df, 5%) that makes tails heavy
+
+
+@dataclass(frozen=True)
+class Tails:
+    """The null distribution of t learned from the suite's own history: Student-t with `df`
+    and `scale` (None: the tails are as the test assumes)."""
+
+    df: float | None = None
+    scale: float = 1.0
+    values: int = 0
+
+    def sf(self, t: float) -> float | None:
+        if self.df is None or not math.isfinite(t):
+            return None
+        return t_sf(t / self.scale, self.df)
+
+
+AS_ASSUMED = Tails()  # the tails the t test assumes
+
+
+def prediction_residuals(benchmarks: Sequence[tuple[Evidence, Prior]]) -> np.ndarray:
+    """Each reference run of each benchmark taken in turn as if it were the head, against the
+    others: its t with the variance learned without it (externally studentized). Under the
+    null the head is one more such run, so these show what its t can do."""
+    values = []
+    for e, prior in benchmarks:
+        if e.side_by_side or e.reference.size < 3 or e.df < 2:
+            continue
+        n = e.reference.size
+        deviation = e.reference - e.reference.mean()
+        left_ss = np.maximum(e.sum_of_squares - deviation ** 2 * n / (n - 1), 0.0)
+        left_df = e.df - 1
+        if prior.df > 0 and math.isfinite(prior.scale):
+            variance = (prior.df * prior.scale + left_ss) / (prior.df + left_df)
+        else:
+            variance = left_ss / left_df
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = deviation * n / (n - 1) / np.sqrt(variance * (1 + 1 / (n - 1)))
+        values.append(t[np.isfinite(t)])
+    return np.concatenate(values) if values else np.array([])
+
+
+TAIL_DFS = (1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 25.0, 50.0, 100.0)
+
+
+def _t_log_likelihood(x: np.ndarray, df: float) -> tuple[float, float]:
+    """(log-likelihood, scale) of a zero-centred Student-t with `df` fitted to x, the scale
+    by maximum likelihood (the EM fixed point of the t as a scale mixture of normals)."""
+    scale2 = float(np.mean(x * x)) or 1e-300
+    for _ in range(30):
+        weights = (df + 1) / (df + x * x / scale2)
+        scale2 = float(np.mean(weights * x * x)) or 1e-300
+    const = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    ll = x.size * (const - 0.5 * math.log(scale2)) \
+        - (df + 1) / 2 * float(np.log1p(x * x / (df * scale2)).sum())
+    return ll, math.sqrt(scale2)
+
+
+def learn_tails(residuals: np.ndarray) -> Tails:
+    """A Student-t fitted to the prediction residuals by maximum likelihood (df over a grid),
+    kept only when it fits them better than a normal by the likelihood-ratio test at 5%
+    (heavy tails must show before they cost power)."""
+    x = np.asarray(residuals, dtype=float)
+    if x.size < MIN_TAIL_VALUES:
+        return Tails(values=int(x.size))
+    variance = float(np.mean(x * x)) or 1e-300
+    normal = -0.5 * x.size * (math.log(2 * math.pi * variance) + 1)
+    ll, scale, df = max(((*_t_log_likelihood(x, df), df) for df in TAIL_DFS),
+                        key=lambda fit: fit[0])
+    if not 2 * (ll - normal) > HEAVY_TAIL_LR:
+        return Tails(values=int(x.size))
+    return Tails(float(df), float(scale), int(x.size))
+
+
+def suite_autocorrelation(benchmarks: Sequence[Evidence]) -> float:
+    """The lag-1 autocorrelation of the reference runs, pooled over the suite and corrected
+    for the bias of a short mean-centred series (about -(1 + 3 rho) / n); 0 unless clearly
+    positive (beyond 2 standard errors), so that a fleet without memory pays nothing."""
+    products = squares = 0.0
+    values = series = 0
+    for e in benchmarks:
+        if e.side_by_side or e.reference.size < 4:
+            continue
+        r = e.reference - e.reference.mean()
+        products += float(np.dot(r[:-1], r[1:]))
+        squares += float(np.dot(r, r))
+        values += r.size
+        series += 1
+    if not squares or values < MIN_TAIL_VALUES:
+        return 0.0
+    rho = products / squares
+    rho += (1 + 3 * rho) / (values / series)
+    return min(rho, 0.95) if rho > 2 / math.sqrt(values) else 0.0
+
+
+@lru_cache(maxsize=256)
+def memory_factor(rho: float, n: int) -> float:
+    """For runs that remember the previous one (AR(1), `rho`): the variance of the head minus
+    the mean of n runs before it, over what independent runs would give (the sample variance
+    of the n runs, times 1 + 1/n). 1 for rho = 0."""
+    if rho <= 0 or n < 2:
+        return 1.0
+    lags = np.arange(1, n)
+    mean_var = (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
+    cov_next = float(np.sum(rho ** np.arange(1, n + 1))) / n
+    true = 1 + mean_var - 2 * cov_next
+    expected_s2 = n / (n - 1) * (1 - mean_var)
+    return max(1.0, true / (expected_s2 * (1 + 1 / n)))
