@@ -51,9 +51,10 @@ def pr_context(repo):
                       workspace=str(repo))
 
 
-def inputs(ab):
+def inputs(ab, confirm_budget="0"):
     return read_inputs({"TB_SUITES": "abwork.suite", "TB_DEVICE": "cpu", "TB_AB": ab,
-                        "TB_RUN_ARGS": "--no-preflight --max-time 0.3"})
+                        "TB_RUN_ARGS": "--no-preflight --max-time 0.3",
+                        "TB_CONFIRM_BUDGET": confirm_budget})
 
 
 def head_run(tmp_path, sha):
@@ -113,7 +114,25 @@ def test_never_keeps_the_history_comparison_and_says_why_it_cannot_judge(project
     slow = next(v for v in json.loads(paths.verdicts.read_text())["verdicts"]
                 if v["name"] == "slow")
     assert (outcome.verdict, slow["note"]) == ("inconclusive",
-                                               "not enough history (1 runs; 5 needed)")
+                                               "not enough history (1 runs; 3 needed)")
+
+
+@pytest.mark.slow
+def test_targeted_confirmation_settles_what_one_run_of_history_cannot(project, tmp_path):
+    repo, head = project
+    data = tmp_path / "history"
+    one = make_run([ok("same", 1.0, suite="abwork"), ok("slow", 1.0, suite="abwork")],
+                   run_id="main-1")
+    save_run(one, data / run_path(one))
+    paths = stages.Paths(tmp_path / "out")
+    outcome = stages.compare(inputs("never", confirm_budget="300"), pr_context(repo),
+                             head_run(tmp_path, head), data, paths, "bench")
+    found = json.loads(paths.verdicts.read_text())
+    slow = next(v for v in found["verdicts"] if v["name"] == "slow")
+    assert outcome.verdict == "regression" and slow["confirmed"] is None
+    assert slow["note"].startswith("2 A/B rounds: +") or "A/B rounds: +" in slow["note"]
+    assert found["confirmation"]["benchmarks"] == 1 and found["confirmation"]["rounds"] >= 2
+    assert not (tmp_path / "out" / "confirm-base").exists()  # the worktree is removed
 
 
 def test_each_round_gets_its_share_of_the_measuring_budget():
