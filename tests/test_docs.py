@@ -145,6 +145,14 @@ def test_a_made_up_flag_or_command_is_caught():
     assert not check_command(["ab", "--rounds", "3", "--", "--suite", "rnns"], "t")
 
 
+def test_the_cli_page_lists_every_command():
+    from torch_bench.cli import COMMANDS
+
+    listed = re.findall(r"^\| `torch-bench (\w+)` \|", (ROOT / "docs" / "cli.md").read_text(),
+                        flags=re.M)
+    assert sorted(listed) == sorted(c.name for c in COMMANDS)
+
+
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading."""
     text = re.sub(r"[`*_]", "", heading.strip().lower())

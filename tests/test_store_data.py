@@ -26,7 +26,7 @@ def history(root, months=("2025-11", "2025-12", "2026-01"), per_month=2):
 
 
 def test_list_shows_runs_and_benchmarks(tmp_path, cli):
-    history(tmp_path / "data")
+    history(tmp_path / "benchmarks")
     runs = cli("data", "list", check=True).stdout
     assert "6 runs" in runs and "2025-11-01T12:00:00Z" in runs and "file" in runs
     benches = cli("data", "list", "--benchmarks", check=True).stdout
@@ -34,7 +34,7 @@ def test_list_shows_runs_and_benchmarks(tmp_path, cli):
 
 
 def test_prune_before_a_date_and_keep_newest(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     history(root)
     dry = cli("data", "prune", "--before", "2025-12-01", "--dry-run", check=True)
     assert dry.stdout.count("delete") == 6 and len(run_files(root)) == 6  # 2 runs x 3 files
@@ -50,7 +50,7 @@ def test_prune_before_a_date_and_keep_newest(tmp_path, cli):
 
 
 def test_rename_a_benchmark_and_a_parameter_value(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     history(root, months=("2026-01",))
     cli("data", "rename", "--benchmark", "lstm", "lstm_fused", check=True)
     cli("data", "rename", "--param", "batch", "8", "16", check=True)
@@ -62,7 +62,7 @@ def test_rename_a_benchmark_and_a_parameter_value(tmp_path, cli):
 
 
 def test_compact_folds_old_months_into_archives_the_reader_loads(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     before = history(root)
     done = cli("data", "compact", "--before", "2026-01", check=True)
     assert "archive/2025/11-" in done.stdout and "archive/2025/12-" in done.stdout
@@ -86,7 +86,7 @@ def test_compact_folds_old_months_into_archives_the_reader_loads(tmp_path, cli):
 
 
 def test_verify_and_the_reader_name_bad_files(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     history(root)
     cli("data", "compact", "--before", "2025-12", check=True)
     (archive,) = archive_files(root)
@@ -119,7 +119,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, cli):
 def test_an_intact_archive_is_trusted_by_the_reader_but_verify_checks_every_run(tmp_path, cli):
     from torch_bench.store.archive import _runs_digest
 
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     history(root, months=("2025-11",))
     cli("data", "compact", "--before", "2025-12", check=True)
     (archive,) = archive_files(root)
@@ -133,7 +133,7 @@ def test_an_intact_archive_is_trusted_by_the_reader_but_verify_checks_every_run(
 
 
 def test_rename_onto_an_existing_benchmark_is_refused_unless_merge(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     history(root, months=("2026-01",))
     before = sorted(p.read_bytes() for p in root.rglob("*.json"))
     refused = cli("data", "rename", "--benchmark", "gru", "lstm")
@@ -147,7 +147,7 @@ def test_rename_onto_an_existing_benchmark_is_refused_unless_merge(tmp_path, cli
 
 
 def test_rename_onto_an_existing_parameter_value_is_refused(tmp_path, cli):
-    root = tmp_path / "data"
+    root = tmp_path / "benchmarks"
     runs = [new_run([measured("s", "b", "latency", [1.0], params={"batch": batch})],
                     created_at="2026-01-01T00:00:00Z") for batch in (8, 16)]
     store_in_folder(runs, root)
