@@ -96,8 +96,8 @@ def value_range(values: Sequence[float], extra: Sequence[float] = ()) -> tuple[f
     span = max(high - low, MIN_RELATIVE_SPAN * level) or 1.0
     middle = (low + high) / 2
     low, high = middle - span * (0.5 + PAD), middle + span * (0.5 + PAD)
-    if low > 0 and low < ZERO_PULL * (high - low):
-        low = 0.0
+    if min(every) >= 0 and low < ZERO_PULL * (high - low):
+        low = 0.0  # never below zero for values that cannot be
     return low, high
 
 
@@ -107,18 +107,19 @@ def value_axis(values: Sequence[float], unit: str, extra: Sequence[float] = ()
     steps, its labels as numbers in one display unit for all (the one `metrics.scaled` picks
     for the largest), and that unit."""
     low, high = value_range(values, extra)
+    size, symbol = display_unit(max(abs(low), abs(high)), unit)
+    low, high = low / size, high / size  # steps are round in the unit shown
     step = nice_step(high - low)
     low, high = math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
     if high <= low:
         high = low + step
-    size, symbol = display_unit(max(abs(low), abs(high)), unit)
-    decimals = max(0, -math.floor(math.log10(step / size) + 1e-9))
-    if (step / size * 10 ** decimals) % 1 > 1e-6:
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    if (step * 10 ** decimals) % 1 > 1e-6:
         decimals += 1  # a step of 2.5 times a power of ten
     count = round((high - low) / step)
-    ticks = [(low + k * step, f"{(low + k * step) / size:,.{decimals}f}")
+    ticks = [((low + k * step) * size, f"{round(low + k * step, decimals + 3) + 0.0:,.{decimals}f}")
              for k in range(count + 1)]
-    return low, high, ticks, axis_title(symbol)
+    return low * size, high * size, ticks, axis_title(symbol)
 
 
 def axis_title(symbol: str) -> str:

@@ -125,7 +125,7 @@
     const middle = (low + high) / 2;
     low = middle - span * (0.5 + PAD);
     high = middle + span * (0.5 + PAD);
-    if (low > 0 && low < ZERO_PULL * (high - low)) low = 0;
+    if (Math.min.apply(null, every) >= 0 && low < ZERO_PULL * (high - low)) low = 0;
     return [low, high];
   }
 
@@ -146,20 +146,22 @@
   // {low, high, ticks: [[value, label]], title}: as svg_chart.value_axis
   function valueAxis(values, unit, count) {
     let [low, high] = valueRange(values);
+    const [size, symbol] = displayUnit(Math.max(Math.abs(low), Math.abs(high)), unit);
+    low /= size;  // steps are round in the unit shown
+    high /= size;
     const step = niceStep(high - low, count || Y_TICKS);
     low = Math.floor(low / step + 1e-9) * step;
     high = Math.ceil(high / step - 1e-9) * step;
     if (high <= low) high = low + step;
-    const [size, symbol] = displayUnit(Math.max(Math.abs(low), Math.abs(high)), unit);
-    let decimals = Math.max(0, -Math.floor(Math.log10(step / size) + 1e-9));
-    if ((step / size * Math.pow(10, decimals)) % 1 > 1e-6) decimals += 1;
+    let decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+    if ((step * Math.pow(10, decimals)) % 1 > 1e-6) decimals += 1;
     const ticks = [];
     const steps = Math.round((high - low) / step);
     for (let k = 0; k <= steps; k += 1) {
       const value = low + k * step;
-      ticks.push([value, groupDigits((value / size).toFixed(decimals)).replace(/^-(0\.?0*)$/, "$1")]);
+      ticks.push([value * size, groupDigits(value.toFixed(decimals)).replace(/^-(0\.?0*)$/, "$1")]);
     }
-    return { low: low, high: high, ticks: ticks,
+    return { low: low * size, high: high * size, ticks: ticks,
              title: symbol === "1" || symbol === "count" ? "" : symbol };
   }
 
