@@ -102,9 +102,15 @@ def test_names_lose_their_common_prefix_not_their_end():
 
 
 def test_card_params_put_what_differs_first():
-    suite = [{"model": "bert", "device": "cuda", "dtype": d, "batch_size": b}
-             for d in ("float32", "float16") for b in (1, 8)] + [{"model": "t5"}]
+    suite = [{"model": "bert", "device": "cuda", "dtype": d, "batch_size": b, "mode": m}
+             for d in ("float32", "float16") for b in (1, 8, 16) for m in ("train", "eval")]
+    suite.append({"model": "t5"})
     spread = param_spread(suite)
-    assert own_params("bert", suite[0], {}, spread) == "batch_size=1, dtype=float32, device=cuda"
+    assert own_params("bert", suite[0], {}, spread) == (
+        "batch_size=1, dtype=float32, mode=train, device=cuda")
     assert own_params("bert", suite[0], {"device": "cuda"}, spread) == (
-        "batch_size=1, dtype=float32")
+        "batch_size=1, dtype=float32, mode=train")
+    # among the cards of one name and metric, what tells them apart comes before the rest
+    latency = param_spread(p for p in suite[:6] if p.get("dtype") == "float32")
+    assert own_params("bert", suite[0], {}, latency, spread) == (
+        "batch_size=1, mode=train, dtype=float32, device=cuda")

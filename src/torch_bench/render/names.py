@@ -52,13 +52,13 @@ def shared_params(params: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def own_params(name: str, params: Mapping[str, Any], shared: Mapping[str, str],
-               spread: Mapping[str, int] | None = None) -> str:
+               *spreads: Mapping[str, int]) -> str:
     """The params that tell a benchmark from the others of its suite: those not shared by all
     of them and not a repeat of its name (model=bert on "bert"), the ones taking the most
-    values in the suite first (`spread`, from `param_spread`), so a cut end loses the least."""
-    spread = spread or {}
+    values first (`spreads`, from `param_spread`: say among the benchmarks of the same name
+    and metric, then in the suite), so a cut end loses the least."""
     kept = [(k, v) for k, v in params.items() if k not in shared and str(v) != name]
-    kept.sort(key=lambda item: (-spread.get(item[0], 0), item[0]))
+    kept.sort(key=lambda item: (*(-spread.get(item[0], 0) for spread in spreads), item[0]))
     return ", ".join(f"{k}={v}" for k, v in kept)
 
 

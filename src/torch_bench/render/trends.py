@@ -165,9 +165,14 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
               for name in names}
     spread = {name: param_spread(s.params for s in members if s.suite == name)
               for name in names}
+    groups: dict[tuple[str, str, str], list[Series]] = {}
+    for series in members:
+        groups.setdefault((series.suite, series.name, series.metric), []).append(series)
+    within = {key: param_spread(s.params for s in group) for key, group in groups.items()}
     cards = [replace(trend_card(s, marks.get(s.key, ()), bands[s.key], model.baseline_branch),
                      title=f"{shown[s.suite][s.name]} · {s.metric}",
-                     params=own_params(s.name, s.params, shared[s.suite], spread[s.suite]))
+                     params=own_params(s.name, s.params, shared[s.suite],
+                                       within[(s.suite, s.name, s.metric)], spread[s.suite]))
              for s in members]
     order = {"worse": 0, "better": 1}
     return sorted(cards, key=lambda c: order.get(c.css, 2) if c.flagged else 2)
