@@ -244,6 +244,12 @@ def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, 
     assert XSS_MESSAGE in hover  # shown as text
     assert "ms" in hover and "IQR" in hover
     assert not xss_fired(page)
+    page.focus("#trend")  # from the keyboard: the newest run, then the one before
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector(f"#trend[data-hover='{RUNS - 1}']")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector(f"#trend[data-hover='{RUNS - 2}']")
+    assert sha_of(RUNS - 2)[:10] in page.inner_text("#trend-tip")
     page.select_option("#branch", "main")
     page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
                            f".points.numberOfItems === {MAIN_RUNS}")

@@ -112,9 +112,7 @@ def compile_summary_charts(model: SiteModel) -> list[dict]:
                      + (f" ({series.params_text})" if series.params_text else ""),
             "page": paths.benchmark_page(series),
             "metric": series.metric,
-            "data": {"x": [p.run.created_at for p in recent], "y": [p.median for p in recent],
-                     "sha": [p.run.short_sha for p in recent],
-                     "branch": [p.run.branch for p in recent], "unit": series.unit},
+            "points": len(recent),
         })
     charts.sort(key=lambda chart: chart["metric"] != "speedup")
     return charts

@@ -125,7 +125,8 @@ def chart_points(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
     runs = [infos[int(r)] for r in recent.run]
     level_band = band_range(series, marks, band, baseline_branch)
     return {"first": first, "date": [r.created_at for r in runs],
-            "median": recent.median.tolist(), "sha": [r.short_sha for r in runs],
+            "median": [float(f"{m:.6g}") for m in recent.median.tolist()],
+            "sha": [r.short_sha for r in runs],
             "branch": [r.branch for r in runs], "url": [r.url for r in runs],
             "message": [r.message[:80] for r in runs],
             "band": list(level_band) if level_band else None,

@@ -760,8 +760,21 @@
       if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
     });
     element.addEventListener("dblclick", () => setZoom({ mode: "all" }));
+    // From the keyboard: arrows step from run to run, Escape hides the values.
+    let stepped = -1;
     element.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") hideTip();
+      if (event.key === "Escape") {
+        hideTip();
+        return;
+      }
+      const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+      if (!step || !drawn.points.length) return;
+      event.preventDefault();
+      const ordered = drawn.points.slice().sort((a, b) => a.x - b.x);
+      const at = ordered.indexOf(drawn.points[stepped]);
+      const next = ordered[at < 0 ? ordered.length - 1 : Math.min(Math.max(at + step, 0), ordered.length - 1)];
+      stepped = drawn.points.indexOf(next);
+      showTip(next, true);
     });
 
     // Zooms to the points drawn between two pointer positions (px from the plot's left).
