@@ -169,9 +169,12 @@ def point_at(page, index, count, line_value=None):
     return x, box["y"] + box["height"] * (1 - (line_value - low) / (high - low))
 
 
-def hover_point(page, index, count):
+def hover_point(page, index, count, run=None):
+    """The hover text of the `index`-th of the `count` drawn points (run `run` of the whole
+    history, when the drawn points start later)."""
     page.mouse.move(*point_at(page, index, count))
-    page.wait_for_selector(f"#trend[data-hover='{index}']", timeout=5000)
+    page.wait_for_selector(f"#trend[data-hover='{index if run is None else run}']",
+                           timeout=5000)
     return page.inner_text("#trend-tip")
 
 
@@ -296,6 +299,7 @@ def test_drag_zooms_and_double_click_shows_the_whole_history(page, base_url, sit
     assert "5 points zoomed" in page.inner_text("#zoom-state")
     first_date = page.locator("#trend .axis.x .tick").first.inner_text()
     assert first_date == "Jan 3"  # the zoomed range's own dates
+    assert sha_of(3)[:10] in hover_point(page, 1, 5, run=3)  # hover reads the zoomed points
     page.dblclick("#trend .plot")
     page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
                            f".points.numberOfItems === {RUNS}")

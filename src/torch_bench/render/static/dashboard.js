@@ -589,6 +589,7 @@
         }
       }
       drawChart(element, spec);
+      element.appendChild(tip);  // the drawing replaced the chart's contents
       drawn = { points: points, lines: shown };
       legend(shown, s);
       zoomState.textContent = zoom.mode === "recent" ? "newest " + recentCount + " runs"
