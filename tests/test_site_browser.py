@@ -241,6 +241,7 @@ def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, 
     assert line_lengths(page) == [RUNS]
     assert page.locator("#trend svg .cp").count() == 1
     assert page.locator("#trend svg line.env").count() == 1  # torch 2.5 -> 2.6
+    assert page.locator("#trend svg polygon.iqr").count() == 1  # each run's quartiles
     # hover over the run whose commit message tries to close a script tag
     hover = hover_point(page, 3, RUNS)
     assert sha_of(3)[:10] in hover
@@ -304,6 +305,7 @@ def test_drag_zooms_and_double_click_shows_the_whole_history(page, base_url, sit
     page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
                            f".points.numberOfItems === {RUNS}")
     assert page.inner_text("#zoom-state") == "whole history"
+    assert page.locator("#trend svg polygon.iqr").count() == 1  # redrawn with the ribbon
 
 
 def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, site):

@@ -72,7 +72,8 @@ def test_chart_places_band_change_points_and_environment_changes():
     times = [f"2026-01-{d:02d}T12:00:00Z" for d in range(1, 13)]
     chart = trend_chart(values, times, "ms", band=(12.0, 13.0), band_from=6,
                         change_points=[ChangePoint(6, True, "change point +25.0%")],
-                        env_changes=[(6, "torch 2.5.0 → 2.6.0")])
+                        env_changes=[(6, "torch 2.5.0 → 2.6.0")],
+                        quartiles=([v * 0.99 for v in values], [v * 1.5 for v in values]))
     assert chart.band is not None and chart.band[0] == pytest.approx(6 / 11 * VIEW, abs=0.1)
     [mark] = chart.change_points
     assert mark.css == "worse" and mark.x == pytest.approx(6 / 11 * VIEW, abs=0.1)
@@ -84,6 +85,10 @@ def test_chart_places_band_change_points_and_environment_changes():
     assert all(0 <= y <= VIEW for _, y in points)
     assert [t.at for t in chart.y_ticks] == sorted((t.at for t in chart.y_ticks), reverse=True)
     assert chart.unit == "ms" and "12" in " ".join(t.label for t in chart.y_ticks)
+    ribbon = [tuple(map(float, p.split(","))) for p in chart.spread.split()]
+    assert len(ribbon) == 2 * len(values)  # along q3, back along q1
+    assert all(0 <= y <= VIEW for _, y in ribbon)  # q3 at 1.5x the median: clipped
+    assert min(y for _, y in ribbon) == 0
 
 
 def test_empty_and_single_point_charts_draw():

@@ -51,6 +51,7 @@ class Marker:
 @dataclass(frozen=True)
 class Chart:
     line: str  # `points` of the SVG polyline
+    spread: str  # `points` of the polygon of each run's interquartile range ("" without)
     y_ticks: tuple[Tick, ...]
     x_ticks: tuple[Tick, ...]
     band: tuple[float, float, float, float] | None  # x, y, width, height of the noise band
@@ -178,9 +179,12 @@ def date_ticks(times: Sequence[str], count: int = X_TICKS) -> list[tuple[int, st
 def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
                 band: tuple[float, float] | None = None, band_from: int = 0,
                 change_points: Sequence[ChangePoint] = (),
-                env_changes: Sequence[tuple[int, str]] = ()) -> Chart:
+                env_changes: Sequence[tuple[int, str]] = (),
+                quartiles: tuple[Sequence[float], Sequence[float]] | None = None) -> Chart:
     """The chart of `values` (oldest first, one per point of `times`) in commit order; the
-    noise band is drawn from point `band_from` on (the last change point)."""
+    noise band is drawn from point `band_from` on (the last change point), each run's
+    interquartile range (`quartiles`: q1 and q3 per point) as a shaded ribbon, clipped to
+    the plot: the axis is chosen for the medians, not for the spread of single runs."""
     low, high, y_labels, title = value_axis(values, unit, band or ())
     last = max(len(values) - 1, 1)
 
@@ -191,6 +195,16 @@ def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
         return round(VIEW - (v - low) / (high - low) * VIEW, 1)
 
     line = " ".join(f"{x(i):g},{y(v):g}" for i, v in enumerate(values))
+
+    def clipped(v: float) -> float:
+        return min(max(y(v), 0.0), float(VIEW))
+
+    spread = ""
+    if quartiles is not None and values:
+        q1, q3 = quartiles
+        edge = [(x(i), clipped(v)) for i, v in enumerate(q3)]
+        edge += [(x(i), clipped(v)) for i, v in reversed(list(enumerate(q1)))]
+        spread = " ".join(f"{a:g},{b:g}" for a, b in edge)
     drawn_band = None
     if band is not None and values:
         start = x(min(max(band_from, 0), len(values) - 1))
@@ -205,7 +219,7 @@ def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
     summary = (f"trend of the last {len(values)} runs, axis from {y_labels[0][1]} to "
                f"{y_labels[-1][1]} {title}".rstrip() if values else "no runs yet")
     return Chart(
-        line=line,
+        line=line, spread=spread,
         y_ticks=tuple(Tick(round(100 - (v - low) / (high - low) * 100, 2), label)
                       for v, label in y_labels),
         x_ticks=tuple(x_labels), band=drawn_band, change_points=marks, env_lines=lines,

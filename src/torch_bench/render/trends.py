@@ -111,7 +111,8 @@ def series_chart(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                                    f"{runs[m.index - first].date} "
                                    f"{runs[m.index - first].short_sha}") for m in inside],
         env_changes=[(c.index - first, c.label) for c in env_changes(series.points)
-                     if c.index > first])
+                     if c.index > first],
+        quartiles=(recent.q1.tolist(), recent.q3.tolist()))
 
 
 def chart_points(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,

@@ -218,6 +218,7 @@
   }
 
   // spec: {lines: [{x: [0..1], y: [values], css}], unit, xTicks, band: [low, high] | null,
+  //        spread: {q1, q3} (per point of the first line: its interquartile ribbon),
   //        bandFrom: 0..1, changePoints: [{x, y, css, label}], envLines: [{x, label}],
   //        log, yTicks (how many), dot (mark the newest point of the first line)}
   // Returns how values map to the plot: {low, high, log}.
@@ -252,6 +253,15 @@
                                     "aria-hidden": "true" });
     ticks.forEach((t) => svg.appendChild(svgElement("line", { class: "grid", x1: 0, x2: VIEW,
                                                                 y1: rounded(y(t[0])), y2: rounded(y(t[0])) })));
+    const first = spec.lines[0];
+    if (spec.spread && first && (!log || spec.spread.q1.every((v) => v > 0))) {
+      const clip = (v) => rounded(Math.min(Math.max(y(v), 0), VIEW));
+      const edge = spec.spread.q3.map((v, i) => rounded(x(first.x[i])) + "," + clip(v));
+      for (let i = spec.spread.q1.length - 1; i >= 0; i -= 1) {
+        edge.push(rounded(x(first.x[i])) + "," + clip(spec.spread.q1[i]));
+      }
+      svg.appendChild(svgElement("polygon", { class: "iqr", points: edge.join(" ") }));
+    }
     if (spec.band && !log) {
       const from = x(spec.bandFrom || 0);
       svg.appendChild(svgElement("rect", { class: "band", x: rounded(from), width: rounded(VIEW - from),
@@ -269,7 +279,6 @@
         points: line.y.map((v, i) => rounded(x(line.x[i])) + "," + rounded(y(v))).join(" "),
       }));
     });
-    const first = spec.lines[0];
     if (spec.dot && first && first.y.length) {
       const last = first.y.length - 1;
       svg.appendChild(svgElement("path", { class: "dot", d: "M" + rounded(x(first.x[last])) + " " + rounded(y(first.y[last])) + "h0" }));
@@ -582,6 +591,7 @@
           label: "change point " + ((c.ratio - 1) * 100 >= 0 ? "+" : "") + ((c.ratio - 1) * 100).toFixed(1) + "%" }));
         spec.envLines = full.env_changes.filter((c) => where.has(c.index) && where.get(c.index) > 0).map((c) => ({
           x: (xs[where.get(c.index)] + xs[where.get(c.index) - 1]) / 2, label: c.label }));
+        spec.spread = { q1: pick(full.points.q1, main.indexes), q3: pick(full.points.q3, main.indexes) };
         const start = main.indexes.findIndex((i) => i >= embedded.band_from);
         if (embedded.band && !s.branch && start >= 0) {
           spec.band = embedded.band;
