@@ -10,7 +10,7 @@ import re
 import pytest
 
 import test_site_browser as shared
-from site_history import RUNS
+from site_history import RUNS, sha_of
 from test_site_browser import BERT, served, trend_path
 from torch_bench.render.build import build_site
 from torch_bench.results.schema import measured, new_run
@@ -175,3 +175,21 @@ def test_cards_and_rows_of_a_suite_differ_where_their_names_do(browser, tmp_path
             assert row.get_attribute("title") == "benchmarks/test_synthetic.py::test_case_000"
         finally:
             context.close()
+
+
+def test_a_tap_on_a_phone_shows_the_values_and_links_the_commit(browser, base_url, site):
+    context = browser.new_context(viewport=SCREENS["phone"], has_touch=True, is_mobile=True)
+    context.route("https://github.com/**", lambda route: route.fulfill(body="commit page"))
+    try:
+        tab = context.new_page()
+        tab.goto(base_url + trend_path(site, BERT))
+        box = tab.locator("#trend .plot").bounding_box()
+        tab.touchscreen.tap(box["x"] + box["width"] * 3 / (RUNS - 1), box["y"] + 20)
+        tab.wait_for_selector("#trend[data-hover='3'] .tip.pinned")
+        assert sha_of(3)[:10] in tab.inner_text("#trend-tip")
+        link = tab.locator("#trend-tip a")
+        with context.expect_page() as opened:
+            link.tap()
+        assert opened.value.url.endswith(f"/commit/{sha_of(3)}")
+    finally:
+        context.close()

@@ -745,7 +745,13 @@
       const point = nearest(event);
       if (point) showTip(point);
     });
-    element.addEventListener("pointerleave", () => { if (!drag) hideTip(); });
+    // A touch pointer leaves when the finger lifts: its tip stays until a tap elsewhere.
+    element.addEventListener("pointerleave", (event) => {
+      if (!drag && event.pointerType !== "touch") hideTip();
+    });
+    document.addEventListener("pointerdown", (event) => {
+      if (!element.contains(event.target)) hideTip();
+    });
     element.addEventListener("pointerdown", (event) => {
       const box = plotBox();
       if (!box || event.button !== 0 || tip.contains(event.target)) return;
