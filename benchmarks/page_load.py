@@ -14,8 +14,19 @@ Chromium (Debian's /usr/bin/chromium through Playwright, no cache), the site ser
   input ms   worst delay between a click and its handler, clicking every 50 ms during load
   heap MB    used JavaScript heap once the charts are drawn
 
+and for the pages with an interactive chart (the benchmark page and the single-file page):
+
+  point ms   from the pointer moving onto the chart, the moment it is drawn, until the chart
+             is interactive: its hover values shown and (benchmark page) the whole history
+             loaded, so zoom works
+  zoom ms    from a click on "whole history" until the whole history is drawn
+  pt-in ms   worst delay between a key press and its handler, pressing every 50 ms from the
+             moment the pointer moves onto the chart until a second after the zoom, while the
+             pointer moves across the chart (the pointer stays on the chart, so keys, not
+             clicks, probe the main thread here)
+
 Targets at every history size: first visit < 600 KB gzip, visible charts < 1.5 s, worst input
-wait < 200 ms.
+wait < 200 ms, during load and while the reader reaches for a chart.
 
     .venv/bin/python benchmarks/page_load.py [--sizes 100x28 1000x200]
 """
@@ -49,8 +60,16 @@ CLICK_EVERY_MS = 50
 # Records how long each click waited for its handler (the main thread was busy meanwhile).
 INPUT_PROBE = """
 window.__inputWaits = [];
-addEventListener("click", (e) => window.__inputWaits.push(performance.now() - e.timeStamp), true);
+const note = (e) => window.__inputWaits.push(performance.now() - e.timeStamp);
+addEventListener("click", note, true);
+addEventListener("keydown", note, true);
 """
+
+# The benchmark page's chart has its hover values shown and the whole history loaded; the
+# single-file page's first Plotly chart shows a hover label.
+POINTED = """() => Boolean(document.querySelector("#trend[data-interactive='1'][data-hover]") ||
+  document.querySelector("[data-whole-chart] .hoverlayer .hovertext"))"""
+WHOLE_HISTORY = "() => document.getElementById('zoom-state').textContent === 'whole history'"
 
 # Every chart element intersecting the first screen has been drawn.
 VISIBLE_CHARTS_DRAWN = """() => {
@@ -107,15 +126,51 @@ def cold_visit(playwright, site: Path, url: str) -> dict:
             page.mouse.click(1300, 790)  # an empty corner: the click only measures the wait
             page.wait_for_timeout(CLICK_EVERY_MS)
         drawn_ms = page.evaluate("() => performance.now()")
+        waits = page.evaluate("() => window.__inputWaits.splice(0)")
+        pointing = point_at_chart(page)
         page.wait_for_load_state("networkidle")
         heap = page.evaluate("() => performance.memory.usedJSHeapSize")
-        waits = page.evaluate("() => window.__inputWaits")
     finally:
         browser.close()
     return {"raw_kb": sum(sizes.values()) / 1024,
             "gzip_kb": sum(gzip_size(site, u) for u in sizes) / 1024,
             "charts_ms": drawn_ms, "input_ms": max(waits, default=0.0),
-            "heap_mb": heap / 2**20, "files": len(sizes)}
+            "heap_mb": heap / 2**20, "files": len(sizes), **pointing}
+
+
+def probe_until(page, done: str, what: str) -> float:
+    """Presses a key every CLICK_EVERY_MS until `done` holds; the time it took, in ms."""
+    start = page.evaluate("() => performance.now()")
+    deadline = time.monotonic() + 60
+    while not page.evaluate(done):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not reached within 60 s")
+        page.keyboard.press("Shift")
+        page.wait_for_timeout(CLICK_EVERY_MS)
+    return page.evaluate("() => performance.now()") - start
+
+
+def point_at_chart(page) -> dict:
+    """Points at the page's first interactive chart the moment the charts are drawn: the time
+    until it is interactive, the time a zoom to the whole history takes, and the worst input
+    wait meanwhile. Empty for pages without one."""
+    chart = page.locator("#trend .plot, [data-whole-chart]").first
+    if not chart.count():
+        return {}
+    box = chart.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.6, y)
+    point_ms = probe_until(page, POINTED, "pointing at the chart")
+    zoom_ms = None
+    if page.locator("#zoom-all").count():
+        page.click("#zoom-all")
+        zoom_ms = probe_until(page, WHOLE_HISTORY, "zoom to the whole history")
+    for k in range(20):  # a second of moving across the chart after it
+        page.mouse.move(box["x"] + box["width"] * (0.1 + 0.04 * k), y)
+        page.keyboard.press("Shift")
+        page.wait_for_timeout(CLICK_EVERY_MS)
+    waits = page.evaluate("() => window.__inputWaits")
+    return {"point_ms": point_ms, "zoom_ms": zoom_ms, "point_input_ms": max(waits, default=0.0)}
 
 
 def pages_of(site: Path) -> dict[str, str]:
@@ -144,6 +199,10 @@ def measure(playwright, runs: int, benchmarks: int, work: Path) -> list[tuple[st
         server.server_close()
 
 
+def figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", nargs="+", default=["100x28", "1000x200"],
@@ -153,7 +212,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     print(f"{'history':>10} {'page':>12} {'files':>5} {'raw KB':>8} {'gzip KB':>8} "
-          f"{'charts ms':>9} {'input ms':>8} {'heap MB':>7}")
+          f"{'charts ms':>9} {'input ms':>8} {'heap MB':>7} {'point ms':>8} {'zoom ms':>7} "
+          f"{'pt-in ms':>8}")
     rows = []
     with sync_playwright() as playwright:
         for size in args.sizes:
@@ -165,7 +225,9 @@ def main() -> None:
                     rows.append({"history": size, "page": name, **row})
                     print(f"{size:>10} {name:>12} {row['files']:>5} {row['raw_kb']:>8.0f} "
                           f"{row['gzip_kb']:>8.0f} {row['charts_ms']:>9.0f} "
-                          f"{row['input_ms']:>8.0f} {row['heap_mb']:>7.1f}", flush=True)
+                          f"{row['input_ms']:>8.0f} {row['heap_mb']:>7.1f} "
+                          f"{figure(row.get('point_ms')):>8} {figure(row.get('zoom_ms')):>7} "
+                          f"{figure(row.get('point_input_ms')):>8}", flush=True)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     if args.json:

@@ -18,9 +18,11 @@ from test_site_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     QuietHandler,
+    hover_point,
     interactive_trend,
+    line_lengths,
+    point_at,
     step_finder,
-    trace_lengths,
     trend_path,
     visit,
 )
@@ -81,25 +83,32 @@ def test_the_head_file_lists_complete_chunks_and_holds_the_rest(site):
         assert len(part["points"]["median"]) == chunk["count"] == CHUNK
 
 
+def whole_history(page):
+    """The benchmark's chart drawn by the page from every point it fetched."""
+    interactive_trend(page)
+    page.click("#zoom-all")
+    page.wait_for_function("() => document.getElementById('zoom-state').textContent === "
+                           "'whole history'")
+
+
 def test_the_page_joins_every_chunk_into_one_history(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
-    interactive_trend(page)
-    lengths = dict(trace_lengths(page, "#trend"))
-    assert lengths["median"] == RUNS and lengths["change-points"] == 1
-    assert page.eval_on_selector("#trend", "el => el.layout.shapes.length") == 1
-    page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
-    hover = page.text_content("#trend .hoverlayer")
+    whole_history(page)
+    assert line_lengths(page) == [RUNS]
+    assert page.locator("#trend svg .cp").count() == 1
+    assert page.locator("#trend svg line.env").count() == 1
+    hover = hover_point(page, 3, RUNS)
     assert sha_of(3)[:10] in hover and XSS_MESSAGE in hover
 
 
 def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page, base_url,
                                                                            site):
     visit(page, base_url, trend_path(site, BERT))
-    interactive_trend(page)
-    point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
-    box = point.bounding_box()
+    whole_history(page)
+    medians = page.evaluate("() => JSON.parse(document.getElementById('chart-points')"
+                            ".textContent).median")
     with page.context.expect_page() as opened:  # point 5 lies in the second chunk
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.click(*point_at(page, 5, RUNS, medians[5]))
     assert opened.value.url.endswith(f"/commit/{sha_of(5)}")
     with page.expect_download() as download:
         page.click("#download-csv")

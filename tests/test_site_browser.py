@@ -145,15 +145,37 @@ def wait_rendered(page, selector):
 
 
 def interactive_trend(page):
-    """The benchmark page's trend, drawn first as SVG, made interactive by pointing at it."""
+    """The benchmark page's trend, drawn by the server, made interactive by pointing at it."""
     wait_rendered(page, "#trend")
-    page.hover("#trend")
+    page.hover("#trend .plot")
     page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
 
 
-def trace_lengths(page, selector):
-    return page.eval_on_selector(
-        selector, "el => el.data.map(t => [t.meta || t.name, t.x.length])")
+def line_lengths(page):
+    """How many points each drawn line of the benchmark's chart has."""
+    return page.eval_on_selector_all(
+        "#trend svg polyline.line", "lines => lines.map(l => l.points.numberOfItems)")
+
+
+def point_at(page, index, count, line_value=None):
+    """Page coordinates of the `index`-th of `count` points of the benchmark's chart, at the
+    height of `line_value` (the middle of the plot without one)."""
+    box = page.locator("#trend .plot").bounding_box()
+    x = box["x"] + box["width"] * (index / (count - 1) if count > 1 else 0.5)
+    if line_value is None:
+        return x, box["y"] + box["height"] / 2
+    chart = page.locator("#trend .tchart")
+    low, high = float(chart.get_attribute("data-low")), float(chart.get_attribute("data-high"))
+    return x, box["y"] + box["height"] * (1 - (line_value - low) / (high - low))
+
+
+def hover_point(page, index, count, run=None):
+    """The hover text of the `index`-th of the `count` drawn points (run `run` of the whole
+    history, when the drawn points start later)."""
+    page.mouse.move(*point_at(page, index, count))
+    page.wait_for_selector(f"#trend[data-hover='{index if run is None else run}']",
+                           timeout=5000)
+    return page.inner_text("#trend-tip")
 
 
 def xss_fired(page):
@@ -175,6 +197,7 @@ def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url
         wait_rendered(page, chart)
         assert page.get_attribute(chart, "data-points") == str(RUNS)
         assert page.locator(f"{chart} svg .line").count() == 1
+        assert page.locator(f"{chart} .axis.y .tick").count() >= 3  # drawn with its axes
     assert page.locator("figure.summary figcaption").first.inner_text().startswith(
         "geometric-mean speedup")
     assert not any("plotly" in url for url in loaded)  # the overview needs no chart library
@@ -215,45 +238,83 @@ def test_suite_search_and_facets_reduce_the_rows(page, base_url, site):
 def test_benchmark_trend_points_hover_markers_and_branch_filter(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
     interactive_trend(page)
-    lengths = dict(trace_lengths(page, "#trend"))
-    assert lengths["median"] == RUNS
-    assert lengths["change-points"] == 1
-    assert page.eval_on_selector("#trend", "el => el.layout.shapes.length") == 1  # torch 2.5->2.6
+    assert line_lengths(page) == [RUNS]
+    assert page.locator("#trend svg .cp").count() == 1
+    assert page.locator("#trend svg line.env").count() == 1  # torch 2.5 -> 2.6
+    assert page.locator("#trend svg polygon.iqr").count() == 1  # each run's quartiles
     # hover over the run whose commit message tries to close a script tag
-    page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
-    hover = page.text_content("#trend .hoverlayer")
+    hover = hover_point(page, 3, RUNS)
     assert sha_of(3)[:10] in hover
     assert XSS_MESSAGE in hover  # shown as text
+    assert "ms" in hover and "IQR" in hover
     assert not xss_fired(page)
+    page.focus("#trend")  # from the keyboard: the newest run, then the one before
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector(f"#trend[data-hover='{RUNS - 1}']")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector(f"#trend[data-hover='{RUNS - 2}']")
+    assert sha_of(RUNS - 2)[:10] in page.inner_text("#trend-tip")
     page.select_option("#branch", "main")
-    wait_rendered(page, "#trend")
-    page.wait_for_function(
-        f"() => document.getElementById('trend').data[2].x.length === {MAIN_RUNS}")
+    page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
+                           f".points.numberOfItems === {MAIN_RUNS}")
+
+
+LINES = "() => document.querySelectorAll('#trend svg polyline.line').length"
 
 
 def test_benchmark_overlays_axis_and_log_scale(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
     interactive_trend(page)
     page.select_option("#overlay", "dtype")
-    page.wait_for_function("() => document.getElementById('trend').data.length === 2")
-    names = page.eval_on_selector("#trend", "el => el.data.map(t => t.name)")
-    assert sorted(names) == ["dtype=float16", "dtype=float32"]
+    page.wait_for_function(f"{LINES} === 2")
+    names = page.locator("#trend-legend > span").all_inner_texts()
+    assert sorted(n.strip() for n in names) == ["dtype=float16", "dtype=float32"]
     page.select_option("#overlay", "gpu")
-    page.wait_for_function("() => document.getElementById('trend').data.length === 1")
+    page.wait_for_function(f"{LINES} === 1")
     page.select_option("#overlay", "")
+    assert page.locator("#trend-legend").count() == 0
+    low = page.locator("#trend .axis.y .tick").first.inner_text()
     page.check("#log-scale")
-    page.wait_for_function("() => document.getElementById('trend').layout.yaxis.type === 'log'")
+    page.wait_for_selector("#trend .tchart[data-log='1']")
+    assert page.locator("#trend .axis.y .tick").count() >= 2
+    page.uncheck("#log-scale")
+    page.wait_for_function("() => !document.querySelector('#trend .tchart[data-log]')")
+    assert page.locator("#trend .axis.y .tick").first.inner_text() == low
     page.select_option("#axis", "date")
-    page.wait_for_function("() => document.getElementById('trend').layout.xaxis.type === 'date'")
+    page.wait_for_function(f"{LINES} === 1")
+    assert page.locator("#trend .axis.x .tick").count() >= 2
+
+
+def test_drag_zooms_and_double_click_shows_the_whole_history(page, base_url, site):
+    visit(page, base_url, trend_path(site, BERT))
+    interactive_trend(page)
+    start = point_at(page, 1.6, RUNS)  # from just before the third point to past the seventh
+    end = point_at(page, 6.4, RUNS)
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move(start[0] + 20, start[1], steps=2)
+    page.mouse.move(*end, steps=4)
+    page.mouse.up()
+    page.wait_for_function("() => document.querySelector('#trend svg polyline.line')"
+                           ".points.numberOfItems === 5")
+    assert "5 points zoomed" in page.inner_text("#zoom-state")
+    first_date = page.locator("#trend .axis.x .tick").first.inner_text()
+    assert first_date == "Jan 3"  # the zoomed range's own dates
+    assert sha_of(3)[:10] in hover_point(page, 1, 5, run=3)  # hover reads the zoomed points
+    page.dblclick("#trend .plot")
+    page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
+                           f".points.numberOfItems === {RUNS}")
+    assert page.inner_text("#zoom-state") == "whole history"
+    assert page.locator("#trend svg polygon.iqr").count() == 1  # redrawn with the ribbon
 
 
 def test_click_opens_the_commit_and_downloads_carry_the_series(page, base_url, site):
     visit(page, base_url, trend_path(site, BERT))
     interactive_trend(page)
-    point = page.locator("#trend .scatterlayer .trace").nth(2).locator(".points path").nth(5)
-    box = point.bounding_box()
+    medians = page.evaluate("() => JSON.parse(document.getElementById('chart-points')"
+                            ".textContent).median")
     with page.context.expect_page() as opened:
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.click(*point_at(page, 5, RUNS, medians[5]))
     assert opened.value.url.endswith(f"/commit/{sha_of(5)}")
     with page.expect_download() as download:
         page.click("#download-csv")
@@ -269,8 +330,7 @@ def test_hostile_benchmark_name_stays_text(page, base_url, site):
     visit(page, base_url, path)
     interactive_trend(page)
     assert XSS_NAME in page.inner_text("h1")
-    page.evaluate("() => Plotly.Fx.hover('trend', [{curveNumber: 2, pointNumber: 3}])")
-    assert XSS_MESSAGE in page.text_content("#trend .hoverlayer")
+    assert XSS_MESSAGE in hover_point(page, 3, RUNS)
     assert page.locator("img").count() == 0
     assert not xss_fired(page)
 
@@ -334,23 +394,36 @@ def test_trend_cards_put_changes_first_and_draw_only_as_they_scroll_into_view(br
         tab.locator("figure.trend").last.scroll_into_view_if_needed()
         tab.wait_for_selector("figure.trend:last-of-type[data-rendered='1']", timeout=15000)
         flagged = tab.locator("figure.trend.worse").first
-        assert flagged.locator("svg .cp.worse").count() == 1  # its change point, as a diamond
+        assert flagged.locator("svg .cp.worse").count() == 1  # its change point
         assert flagged.locator("svg rect.band").count() == 1  # and the noise band
+        assert flagged.locator(".axis.y .tick").count() >= 2  # with values on an axis
+        assert flagged.locator(".axis.x .tick").all_inner_texts() == ["Jan 1", "Jan 12"]
     finally:
         context.close()
 
 
-def test_benchmark_page_draws_its_trend_without_loading_plotly(page, base_url, site):
+def test_benchmark_page_chart_is_in_the_page_and_interactive_without_a_library(
+        page, browser, base_url, site):
+    scriptless = browser.new_context(java_script_enabled=False)
+    try:  # no script at all: the chart, its axes and its figures are there
+        tab = scriptless.new_page()
+        tab.goto(base_url + trend_path(site, BERT))
+        assert tab.locator("#trend svg .line").count() == 1
+        assert tab.locator("#trend svg .cp.worse").count() == 1  # the +25% step
+        assert tab.locator("#trend .axis.y .tick").count() >= 3
+        assert tab.locator("#trend .axis.x .tick").first.inner_text() == "Jan 1"
+        assert "latest 12." in tab.inner_text(".headline")
+    finally:
+        scriptless.close()
     loaded: list[str] = []
     page.on("request", lambda r: loaded.append(r.url))
     visit(page, base_url, trend_path(site, BERT))
-    wait_rendered(page, "#trend")
-    assert page.locator("#trend svg .line").count() == 1
-    assert page.locator("#trend svg .cp.worse").count() == 1  # the +25% step
-    assert not any("plotly" in url for url in loaded)
-    page.select_option("#branch", "main")  # a control asks for the interactive chart
+    # the whole history is fetched in idle time, before the reader points at the chart
     page.wait_for_selector("#trend[data-interactive='1']", timeout=15000)
-    assert any("plotly" in url for url in loaded)
+    page.select_option("#branch", "main")
+    page.wait_for_function(f"() => document.querySelector('#trend svg polyline.line')"
+                           f".points.numberOfItems === {MAIN_RUNS}")
+    assert not any("plotly" in url for url in loaded)
 
 
 def test_trend_cards_drawn_together_each_fit_their_own_card(page, base_url, site):
@@ -358,10 +431,12 @@ def test_trend_cards_drawn_together_each_fit_their_own_card(page, base_url, site
     visit(page, base_url, suite)
     page.wait_for_function("() => document.querySelectorAll("
                            "\"figure.trend[data-rendered='1'] svg\").length >= 4")
-    drawn = page.eval_on_selector_all(
-        "figure.trend[data-rendered='1'] .trend-chart", "holders => holders.map(h => "
-        "[h.clientWidth, h.querySelector('svg').viewBox.baseVal.width])")
-    assert all(width == view for width, view in drawn)
+    inside = page.eval_on_selector_all(
+        "figure.trend[data-rendered='1']", "cards => cards.map(c => {"
+        "const card = c.getBoundingClientRect(); const svg = c.querySelector('svg')"
+        ".getBoundingClientRect(); return svg.width > 50 && svg.left >= card.left && "
+        "svg.right <= card.right; })")
+    assert inside and all(inside)
     bands = page.eval_on_selector_all("figure.trend svg rect.band title",
                                       "titles => titles.map(t => t.textContent)")
     number = r"-?\d{1,3}(,\d{3})*(\.\d+)?"

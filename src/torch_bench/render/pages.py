@@ -7,14 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from torch_bench.render import paths
+from torch_bench.render import names, paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
 from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
+from torch_bench.render.names import short_names
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
 from torch_bench.render.sparkline import sparkline_points
+from torch_bench.render.svg_chart import trend_chart
+from torch_bench.render.trends import chart_points, headline, series_chart
 from torch_bench.results.schema import SUCCESS_STATUSES
 
 SPARKLINE_POINTS = 30
@@ -101,14 +104,15 @@ def compile_summary_charts(model: SiteModel) -> list[dict]:
         if series.suite != suite or series.name != name or series.metric not in metrics:
             continue
         recent = series.points[-OVERVIEW_SUMMARY_POINTS:]
+        times = [p.run.created_at for p in recent]
         charts.append({
+            "chart": trend_chart([p.median for p in recent], times, series.unit),
+            "latest": format_value(recent[-1].median, series.unit) if len(recent) else "—",
             "title": f"{'geometric-mean speedup' if series.metric == 'speedup' else 'pass rate'}"
                      + (f" ({series.params_text})" if series.params_text else ""),
             "page": paths.benchmark_page(series),
             "metric": series.metric,
-            "data": {"x": [p.run.created_at for p in recent], "y": [p.median for p in recent],
-                     "sha": [p.run.short_sha for p in recent],
-                     "branch": [p.run.branch for p in recent], "unit": series.unit},
+            "points": len(recent),
         })
     charts.sort(key=lambda chart: chart["metric"] != "speedup")
     return charts
@@ -132,6 +136,7 @@ class SuiteRow:
     sparkline: str
     points: int
     params: str = ""  # only the params this row does not share with every row of the table
+    name: str = ""  # the name shown: the suite's common prefix left out (names.py)
 
 
 def baseline_point(series: Series, branch: str | None) -> Point | None:
@@ -172,13 +177,7 @@ def suite_row(series: Series, baseline_branch: str | None,
 
 def shared_params(members: Sequence[Series]) -> dict[str, str]:
     """The params every one of `members` has, with the same value (none for a single one)."""
-    if len(members) < 2:
-        return {}
-    common = {k: str(v) for k, v in members[0].params.items()}
-    for series in members[1:]:
-        common = {k: v for k, v in common.items()
-                  if k in series.params and str(series.params[k]) == v}
-    return dict(sorted(common.items()))
+    return names.shared_params([series.params for series in members])
 
 
 def params_text(params: Mapping[str, Any], leave_out: Mapping[str, str] = {}) -> str:
@@ -190,8 +189,9 @@ def suite_context(model: SiteModel, suite: str,
     bands = bands or {}
     members = [s for s in model.series if s.suite == suite]
     shared = shared_params(members)
+    shown = short_names(s.name for s in members)
     rows = [replace(suite_row(s, model.baseline_branch, bands.get(s.key)),
-                    params=params_text(s.params, shared)) for s in members]
+                    params=params_text(s.params, shared), name=shown[s.name]) for s in members]
     filters = []
     for facet in FACETS:
         values = sorted({row.facets[facet.key] for row in rows if facet.key in row.facets},
@@ -214,10 +214,14 @@ def _natural(text: str) -> tuple:
 
 
 def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
-                      overlay_facets: Sequence[str]) -> dict:
+                      overlay_facets: Sequence[str], band: NoiseBand | None = None) -> dict:
     recent = list(reversed(series.points[-BENCHMARK_TABLE_ROWS:]))
     labels = {f.key: f.label for f in FACETS}
+    band = band or noise_band(series, model.baseline_branch, marks)
     return {
+        "chart": series_chart(series, marks, band, model.baseline_branch),
+        "chart_points": chart_points(series, marks, band, model.baseline_branch),
+        "headline": headline(series, band, model.baseline_branch),
         "series": series,
         "data_file": paths.series_data(series),
         "trend_file": paths.trend_data(series),

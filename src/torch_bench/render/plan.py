@@ -116,7 +116,7 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
     overlays = data.overlay_entries(siblings, facet_param, path)
     page = page_of(path, "benchmark.html", pages.benchmark_context(
-        model, series, marks, [*overlays, *ENV_OVERLAYS]), nav)
+        model, series, marks, [*overlays, *ENV_OVERLAYS], band), nav)
     return Outputs((page,), (
         (paths.series_data(series),
          data.series_payload(series, env_changes(series.points), marks, overlays,

@@ -3,7 +3,14 @@
 // Contract with the Python side (src/torch_bench/render/paths.py and data.py): this script
 // never builds a path; it fetches only the URLs written into the pages (data-* attributes)
 // and into the data files ("file" fields). Text from users or git is only ever inserted with
-// textContent, or escaped before it reaches Plotly's hover labels.
+// textContent, or escaped before it reaches Plotly's hover labels (the training page).
+//
+// Charts: the server draws every chart a page opens with, axes included (render/svg_chart.py).
+// The interaction on a benchmark's chart (hover values, commit links, zoom, filters,
+// overlays) is this script's own small layer over that markup rather than a chart library:
+// Plotly, the one the training page uses, is 1.2 MB of script whose parsing and first plot
+// kept the main thread busy for 0.3-0.6 s exactly when the reader reached for the chart.
+// Here only the series' JSON is fetched, in idle time after the first paint.
 "use strict";
 
 (function () {
@@ -65,10 +72,26 @@
     });
   }
 
-  // -- Small-multiple trends (overview and suite pages) ----------------------------------------
-  // Each card fetches its trend file (render/trends.py) only when it scrolls near the view, and
-  // is drawn as a plain SVG: cheap enough for hundreds of cards without holding up input.
+  // -- Trend charts with axes ------------------------------------------------------------------
+  // Mirrors render/svg_chart.py and the `chart` macro of templates/macros.html: the server
+  // draws the charts a page opens with; drawChart draws the same markup for the small
+  // multiples (from their trend files) and whenever the reader zooms or filters a benchmark's
+  // chart. The plot is an SVG stretched to its box (drawing coordinates 0..VIEW), the labels
+  // HTML text around it, so no chart needs its size measured. Change both sides together.
   const SVG = "http://www.w3.org/2000/svg";
+  const VIEW = 1000;
+  const Y_TICKS = 5;
+  const X_TICKS = 6;
+  const MINOR_X_TICKS = [1, 3, 4];
+  const MIN_RELATIVE_SPAN = 0.1;
+  const PAD = 0.06;
+  const ZERO_PULL = 0.3;
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  // metrics.DISPLAY_SCALES: (symbol, size in the stored unit), smallest first
+  const DISPLAY_SCALES = {
+    ms: [["ns", 1e-6], ["µs", 1e-3], ["ms", 1], ["s", 1e3]],
+    MB: [["B", 1 / 1048576], ["KB", 1 / 1024], ["MB", 1], ["GB", 1024], ["TB", 1048576]],
+  };
 
   function svgElement(name, attributes) {
     const element = document.createElementNS(SVG, name);
@@ -76,51 +99,244 @@
     return element;
   }
 
-  // `size` ({width, height}) saves a layout per chart when many are drawn at once.
-  function drawTrend(holder, trend, size) {
-    const width = (size ? size.width : holder.clientWidth) || 230;
-    const height = (size ? size.height : holder.clientHeight) || 64;
-    const pad = 4;
-    const values = trend.median;
-    const all = values.concat(trend.band || []);
-    let low = Math.min.apply(null, all);
-    let high = Math.max.apply(null, all);
-    const span = Math.max(high - low, 0.05 * Math.abs(low + high) / 2) || 1;
-    low = (low + high) / 2 - span / 2;
-    high = low + span;
-    const x = (i) => pad + i * (width - 2 * pad) / Math.max(values.length - 1, 1);
-    const y = (v) => height - pad - (v - low) / (high - low) * (height - 2 * pad);
-    const svg = svgElement("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
-                                    "aria-label": "trend of the last " + values.length + " runs" });
-    if (trend.band) {
-      const band = svgElement("rect", { class: "band", x: 0, width: width,
-                                        y: y(trend.band[1]), height: Math.max(y(trend.band[0]) - y(trend.band[1]), 1) });
-      const title = svgElement("title", {});
-      title.textContent = "noise band " + formatNumber(trend.band[0]) + " – " + formatNumber(trend.band[1]);
-      band.appendChild(title);
-      svg.appendChild(band);
-    }
-    svg.appendChild(svgElement("polyline", {
-      class: "line", points: values.map((v, i) => x(i).toFixed(1) + "," + y(v).toFixed(1)).join(" "),
-    }));
-    trend.change_points.forEach((c) => {
-      const cx = x(c.index);
-      const cy = y(values[c.index]);
-      const diamond = svgElement("path", {
-        class: "cp " + (c.regression ? "worse" : "better"),
-        d: "M" + cx + " " + (cy - 5) + "l5 5l-5 5l-5 -5z",
-      });
-      svg.appendChild(diamond);
-    });
-    holder.replaceChildren(svg);
+  function htmlElement(name, className, text) {
+    const element = document.createElement(name);
+    if (className) element.className = className;
+    if (text != null) element.textContent = text;
+    return element;
   }
 
-  // Measures every holder first and then draws them all: one layout for the whole batch
-  // instead of one per chart (reading a size after a drawing forces the page's layout again).
+  function niceStep(span, count) {
+    const raw = span / Math.max(count - 1, 1);
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const factor of [1, 2, 2.5, 5, 10]) {
+      if (raw <= factor * power * 1.0001) return factor * power;
+    }
+    return 10 * power;
+  }
+
+  function valueRange(values) {
+    const every = values.filter((v) => v != null && isFinite(v));
+    if (!every.length) return [0, 1];
+    let low = Math.min.apply(null, every);
+    let high = Math.max.apply(null, every);
+    const level = (Math.abs(low) + Math.abs(high)) / 2;
+    const span = Math.max(high - low, MIN_RELATIVE_SPAN * level) || 1;
+    const middle = (low + high) / 2;
+    low = middle - span * (0.5 + PAD);
+    high = middle + span * (0.5 + PAD);
+    if (Math.min.apply(null, every) >= 0 && low < ZERO_PULL * (high - low)) low = 0;
+    return [low, high];
+  }
+
+  function displayUnit(largest, unit) {
+    const scales = DISPLAY_SCALES[unit];
+    if (!scales || largest === 0) return [1, unit];
+    const fitting = scales.filter((s) => Math.abs(largest) >= s[1]);
+    const chosen = fitting.length ? fitting[fitting.length - 1] : scales[0];
+    return [chosen[1], chosen[0]];
+  }
+
+  function groupDigits(text) {
+    const parts = text.split(".");
+    parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return parts.join(".");
+  }
+
+  // {low, high, ticks: [[value, label]], title}: as svg_chart.value_axis
+  function valueAxis(values, unit, count) {
+    let [low, high] = valueRange(values);
+    const [size, symbol] = displayUnit(Math.max(Math.abs(low), Math.abs(high)), unit);
+    low /= size;  // steps are round in the unit shown
+    high /= size;
+    const step = niceStep(high - low, count || Y_TICKS);
+    low = Math.floor(low / step + 1e-9) * step;
+    high = Math.ceil(high / step - 1e-9) * step;
+    if (high <= low) high = low + step;
+    let decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+    if ((step * Math.pow(10, decimals)) % 1 > 1e-6) decimals += 1;
+    const ticks = [];
+    const steps = Math.round((high - low) / step);
+    for (let k = 0; k <= steps; k += 1) {
+      const value = low + k * step;
+      ticks.push([value * size, groupDigits(value.toFixed(decimals)).replace(/^-(0\.?0*)$/, "$1")]);
+    }
+    return { low: low * size, high: high * size, ticks: ticks,
+             title: symbol === "1" || symbol === "count" ? "" : symbol };
+  }
+
+  function dateLabel(moment, withTime, withYear) {
+    let text = MONTHS[moment.getUTCMonth()] + " " + moment.getUTCDate();
+    if (withYear) text += " " + moment.getUTCFullYear();
+    const two = (n) => (n < 10 ? "0" : "") + n;
+    return text + (withTime ? " " + two(moment.getUTCHours()) + ":" + two(moment.getUTCMinutes()) : "");
+  }
+
+  function dateFormat(first, last) {
+    return { time: last - first < 3 * 86400e3,
+             year: new Date(first).getUTCFullYear() !== new Date(last).getUTCFullYear() };
+  }
+
+  // [position 0..1, label, minor] of points spread evenly in commit order: svg_chart.date_ticks
+  function orderTicks(times, count) {
+    const known = times.filter((t) => isFinite(t));
+    if (!known.length) return [];
+    const format = dateFormat(Math.min.apply(null, known), Math.max.apply(null, known));
+    const last = times.length - 1;
+    const slots = new Map();
+    for (let k = 0; k < count; k += 1) {
+      const i = last ? Math.round(k * last / (count - 1)) : 0;
+      const minor = count === X_TICKS && MINOR_X_TICKS.includes(k);
+      slots.set(i, (slots.has(i) ? slots.get(i) : true) && minor);
+    }
+    const ticks = [];
+    slots.forEach((minor, i) => {
+      if (!isFinite(times[i])) return;
+      const label = dateLabel(new Date(times[i]), format.time, format.year);
+      if (!ticks.length || ticks[ticks.length - 1][1] !== label) {
+        ticks.push([last ? i / last : 0.5, label, minor]);
+      }
+    });
+    return ticks;
+  }
+
+  // The same slots on a time axis from `first` to `last` (ms since the epoch).
+  function timeTicks(first, last, count) {
+    const format = dateFormat(first, last);
+    const ticks = [];
+    for (let k = 0; k < count; k += 1) {
+      const label = dateLabel(new Date(first + k * (last - first) / (count - 1)), format.time, format.year);
+      if (!ticks.length || ticks[ticks.length - 1][1] !== label) {
+        ticks.push([last > first ? k / (count - 1) : 0.5, label, count === X_TICKS && MINOR_X_TICKS.includes(k)]);
+      }
+    }
+    return ticks;
+  }
+
+  function rounded(value) {
+    return String(Math.round(value * 10) / 10);
+  }
+
+  // spec: {lines: [{x: [0..1], y: [values], css}], unit, xTicks, band: [low, high] | null,
+  //        spread: {q1, q3} (per point of the first line: its interquartile ribbon),
+  //        bandFrom: 0..1, changePoints: [{x, y, css, label}], envLines: [{x, label}],
+  //        log, yTicks (how many), dot (mark the newest point of the first line)}
+  // Returns how values map to the plot: {low, high, log}.
+  function drawChart(holder, spec) {
+    const values = [];
+    spec.lines.forEach((line) => line.y.forEach((v) => values.push(v)));
+    const positive = values.filter((v) => v > 0);
+    const log = Boolean(spec.log) && positive.length === values.length && values.length > 0;
+    const axis = valueAxis(log ? values : values.concat(spec.band || []), spec.unit, spec.yTicks);
+    let low = axis.low;
+    let high = axis.high;
+    let ticks = axis.ticks;
+    if (log) {
+      low = Math.log(Math.min.apply(null, positive) / 1.05);
+      high = Math.log(Math.max.apply(null, positive) * 1.05);
+      ticks = ticks.filter((t) => t[0] > 0 && Math.log(t[0]) >= low && Math.log(t[0]) <= high);
+    }
+    const scale = (v) => (log ? Math.log(v) : v);
+    const y = (v) => VIEW - (scale(v) - low) / (high - low) * VIEW;
+    const x = (f) => f * VIEW;
+    const chart = htmlElement("div", "tchart");
+    chart.setAttribute("role", "img");
+    chart.setAttribute("aria-label", "trend of " + (spec.lines[0] ? spec.lines[0].y.length : 0) + " runs" +
+      (ticks.length ? ", axis from " + ticks[0][1] + " to " + ticks[ticks.length - 1][1] + " " + axis.title : ""));
+    chart.style.setProperty("--label-chars", String(Math.max(1, ...ticks.map((t) => t[1].length))));
+    chart.dataset.low = String(low);
+    chart.dataset.high = String(high);
+    if (log) chart.dataset.log = "1";
+    chart.appendChild(htmlElement("span", "unit", axis.title));
+    const plot = htmlElement("div", "plot");
+    const svg = svgElement("svg", { viewBox: "0 0 " + VIEW + " " + VIEW, preserveAspectRatio: "none",
+                                    "aria-hidden": "true" });
+    ticks.forEach((t) => svg.appendChild(svgElement("line", { class: "grid", x1: 0, x2: VIEW,
+                                                                y1: rounded(y(t[0])), y2: rounded(y(t[0])) })));
+    const first = spec.lines[0];
+    if (spec.spread && first && (!log || spec.spread.q1.every((v) => v > 0))) {
+      const clip = (v) => rounded(Math.min(Math.max(y(v), 0), VIEW));
+      const edge = spec.spread.q3.map((v, i) => rounded(x(first.x[i])) + "," + clip(v));
+      for (let i = spec.spread.q1.length - 1; i >= 0; i -= 1) {
+        edge.push(rounded(x(first.x[i])) + "," + clip(spec.spread.q1[i]));
+      }
+      svg.appendChild(svgElement("polygon", { class: "iqr", points: edge.join(" ") }));
+    }
+    if (spec.band && !log) {
+      const from = x(spec.bandFrom || 0);
+      svg.appendChild(svgElement("rect", { class: "band", x: rounded(from), width: rounded(VIEW - from),
+                                           y: rounded(y(spec.band[1])),
+                                           height: rounded(Math.max(y(spec.band[0]) - y(spec.band[1]), 2)) }));
+    }
+    (spec.envLines || []).forEach((e) => {
+      const line = svgElement("line", { class: "env", x1: rounded(x(e.x)), x2: rounded(x(e.x)), y1: 0, y2: VIEW });
+      line.appendChild(htmlTitle(e.label));
+      svg.appendChild(line);
+    });
+    spec.lines.forEach((line) => {
+      svg.appendChild(svgElement("polyline", {
+        class: "line" + (line.css ? " " + line.css : ""),
+        points: line.y.map((v, i) => rounded(x(line.x[i])) + "," + rounded(y(v))).join(" "),
+      }));
+    });
+    if (spec.dot && first && first.y.length) {
+      const last = first.y.length - 1;
+      svg.appendChild(svgElement("path", { class: "dot", d: "M" + rounded(x(first.x[last])) + " " + rounded(y(first.y[last])) + "h0" }));
+    }
+    (spec.changePoints || []).forEach((c) => {
+      const mark = svgElement("path", { class: "cp " + c.css, d: "M" + rounded(x(c.x)) + " " + rounded(y(c.y)) + "h0" });
+      mark.appendChild(htmlTitle(c.label));
+      svg.appendChild(mark);
+    });
+    const yAxis = htmlElement("div", "axis y");
+    ticks.forEach((t) => {
+      const tick = htmlElement("span", "tick", t[1]);
+      tick.style.top = rounded(y(t[0]) / 10) + "%";
+      yAxis.appendChild(tick);
+    });
+    const xAxis = htmlElement("div", "axis x");
+    (spec.xTicks || []).forEach((t) => {
+      const tick = htmlElement("span", "tick" + (t[2] ? " minor" : ""), t[1]);
+      tick.style.left = rounded(t[0] * 100) + "%";
+      xAxis.appendChild(tick);
+    });
+    plot.append(svg, yAxis, xAxis);
+    chart.appendChild(plot);
+    holder.replaceChildren(chart);
+    return { low: low, high: high, log: log };
+  }
+
+  function htmlTitle(text) {
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = text;
+    return title;
+  }
+
+  // -- Small-multiple trends (overview and suite pages) ----------------------------------------
+  // Each card fetches its trend file (render/trends.py) only when it scrolls near the view, and
+  // is drawn with two value labels and its first and last date: cheap enough for hundreds of
+  // cards without holding up input.
+  function drawTrend(holder, trend) {
+    const n = trend.median.length;
+    const xs = trend.median.map((_, i) => (n > 1 ? i / (n - 1) : 0.5));
+    const dates = (trend.dates || []).map((d) => Date.parse(d));
+    const ticks = dates.length === 2 ? orderTicks([dates[0]].concat(dates[1] !== dates[0] ? [dates[1]] : []), 2) : [];
+    drawChart(holder, {
+      lines: [{ x: xs, y: trend.median }], unit: trend.unit || "", yTicks: 3, xTicks: ticks,
+      band: trend.band, bandFrom: n > 1 ? (trend.band_from || 0) / (n - 1) : 0, dot: true,
+      changePoints: trend.change_points.map((c) => ({ x: xs[c.index], y: trend.median[c.index],
+                                                      css: c.regression ? "worse" : "better",
+                                                      label: "change point" })),
+    });
+    const band = holder.querySelector("rect.band");
+    if (band && trend.band) {
+      band.appendChild(htmlTitle("noise band " + formatNumber(trend.band[0]) + " – " + formatNumber(trend.band[1])));
+    }
+  }
+
   function drawTrends(drawings) {
-    const sizes = drawings.map((d) => ({ width: d.holder.clientWidth, height: d.holder.clientHeight }));
-    drawings.forEach((d, k) => {
-      drawTrend(d.holder, d.trend, sizes[k]);
+    drawings.forEach((d) => {
+      drawTrend(d.holder, d.trend);
       if (d.done) d.done();
     });
   }
@@ -178,45 +394,11 @@
     cards.forEach((card) => observer.observe(card));
   }
 
-  const scripts = new Map();
-  function loadScript(url) {
-    if (!scripts.has(url)) {
-      scripts.set(url, new Promise((resolve, reject) => {
-        const script = document.createElement("script");
-        script.src = url;
-        script.onload = resolve;
-        script.onerror = () => reject(new Error(url + ": could not be loaded"));
-        document.head.appendChild(script);
-      }));
-    }
-    return scripts.get(url);
-  }
-
   // -- Overview --------------------------------------------------------------------------------
+  // The compile suite's summary charts are drawn by the server; the trend cards here.
   function overviewPage() {
     setupRowFilters();
     setupTrends();
-    const source = document.getElementById("summary-data");
-    if (!source) return;
-    const charts = JSON.parse(source.textContent);
-    // Plain SVG like the trend cards: the overview loads no chart library.
-    const elements = Array.from(document.querySelectorAll("[data-summary-chart]"));
-    elements.forEach((element) => element.classList.add("trend-chart", "summary-chart"));
-    drawTrends(elements.map((element) => {
-      const chart = charts[Number(element.dataset.summaryChart)];
-      return { holder: element, trend: { median: chart.y, change_points: [], band: null },
-               done: () => summaryDrawn(element, chart) };
-    }));
-  }
-
-  function summaryDrawn(element, chart) {
-    const title = document.createElementNS(SVG, "title");
-    const last = chart.y.length - 1;
-    title.textContent = last < 0 ? "" : "latest " + formatNumber(chart.y[last]) + " " +
-      chart.unit + " (" + chart.sha[last] + ", " + chart.branch[last] + ", " + chart.x[last] + ")";
-    element.querySelector("svg").appendChild(title);
-    element.setAttribute("data-points", String(chart.y.length));
-    markRendered(element);
   }
 
   // -- Suite -----------------------------------------------------------------------------------
@@ -243,18 +425,6 @@
   }
 
   // -- Benchmark -------------------------------------------------------------------------------
-  function pointLabel(date, sha) {
-    return date.slice(0, 16).replace("T", " ") + " " + (sha || "").slice(0, 7);
-  }
-
-  function hoverText(series, p, i) {
-    return "<b>" + escapeText(series.median_label(p.median[i])) + "</b>" +
-      " (IQR " + escapeText(formatNumber(p.q3[i] - p.q1[i])) + ")<br>" +
-      "commit " + escapeText((p.sha[i] || "").slice(0, 10)) + " on " + escapeText(p.branch[i]) +
-      "<br>" + escapeText((p.message[i] || "").slice(0, 90)) + "<br>" +
-      escapeText(p.date[i]) + "<br>" + escapeText(p.env[i]);
-  }
-
   // en-US grouping without Intl: the first Intl formatter of a page costs tens of
   // milliseconds (locale data), a cost paid on the main thread while the page loads.
   function formatNumber(value) {
@@ -266,6 +436,14 @@
     return (value < 0 ? "-" : "") + whole + (fraction ? "." + fraction : "");
   }
 
+  // A value in the display unit that suits its size, as metrics.format_quantity does.
+  function formatValue(value, unit) {
+    if (value == null || !isFinite(value)) return "—";
+    const [size, symbol] = displayUnit(Math.abs(value), unit);
+    const shown = formatNumber(value / size);
+    return ["ratio", "1", "count"].includes(symbol) ? shown : shown + " " + symbol;
+  }
+
   function selectedIndexes(points, branch) {
     const out = [];
     for (let i = 0; i < points.median.length; i += 1) {
@@ -274,33 +452,8 @@
     return out;
   }
 
-  function xValues(points, indexes, axis) {
-    return indexes.map((i) => axis === "date" ? points.date[i] : pointLabel(points.date[i], points.sha[i]));
-  }
-
   function pick(array, indexes) {
     return indexes.map((i) => array[i]);
-  }
-
-  function seriesTraces(series, state, name, color, withBand) {
-    const p = series.points;
-    const idx = selectedIndexes(p, state.branch);
-    const x = xValues(p, idx, state.axis);
-    const traces = [];
-    if (withBand) {
-      traces.push({ x: x, y: pick(p.q1, idx), type: "scatter", mode: "lines",
-                    line: { width: 0 }, hoverinfo: "skip", showlegend: false, name: "q1" });
-      traces.push({ x: x, y: pick(p.q3, idx), type: "scatter", mode: "lines", fill: "tonexty",
-                    fillcolor: "rgba(128,128,128,0.22)", line: { width: 0 }, hoverinfo: "skip",
-                    showlegend: false, name: "IQR" });
-    }
-    traces.push({
-      x: x, y: pick(p.median, idx), type: "scatter", mode: "lines+markers", name: name,
-      meta: "median", customdata: pick(p.url, idx), text: idx.map((i) => hoverText(series, p, i)),
-      hovertemplate: "%{text}<extra>" + escapeText(name) + "</extra>",
-      line: color ? { color: color } : {}, marker: { size: 6 },
-    });
-    return { traces: traces, indexes: idx, x: x };
   }
 
   // Joins a series' history (render/data.py): the head file's points follow those of its
@@ -331,8 +484,25 @@
     p.gpu = p.env.map((k) => envs[k].gpu);
     p.torch = p.env.map((k) => envs[k].torch);
     p.env = p.env.map((k) => envs[k].label);
-    series.median_label = (v) => formatNumber(v) + " " + series.unit;
+    p.time = p.date.map((d) => Date.parse(d));
     return series;
+  }
+
+  // The page's own copy of the drawn points (trends.chart_points), as a series until the whole
+  // history has been fetched.
+  function embeddedSeries(embedded, unit) {
+    const p = embedded;
+    return { unit: unit, first: p.first, band: p.band, band_from: p.band_from,
+             points: { date: p.date, median: p.median, sha: p.sha, branch: p.branch, url: p.url,
+                       message: p.message, time: p.date.map((d) => Date.parse(d)) },
+             change_points: p.change_points.map((c) => ({ index: c.index - p.first, ratio: c.ratio,
+                                                           regression: c.regression })),
+             env_changes: [], overlays: {} };
+  }
+
+  function tipRows(tip, rows) {
+    tip.replaceChildren();
+    rows.forEach((row) => tip.appendChild(row));
   }
 
   function benchmarkPage() {
@@ -341,8 +511,16 @@
       branch: document.getElementById("branch"), overlay: document.getElementById("overlay"),
       axis: document.getElementById("axis"), log: document.getElementById("log-scale"),
     };
+    const zoomAll = document.getElementById("zoom-all");
+    const zoomRecent = document.getElementById("zoom-recent");
+    const zoomState = document.getElementById("zoom-state");
+    const embedded = JSON.parse(document.getElementById("chart-points").textContent);
+    const recentCount = embedded.median.length;
     const cache = new Map();
-    let series = null;
+    let full = null;  // the whole history, once fetched
+    let zoom = { mode: "recent" };  // or {mode: "all"} or {mode: "range", from, to} (times)
+    // What is drawn: one entry per drawn point, its position (0..1) and where it came from.
+    let drawn = { points: [], lines: [] };
 
     async function load(url) {
       if (!cache.has(url)) cache.set(url, fetchSeries(url));
@@ -351,134 +529,344 @@
 
     function state() {
       return { branch: controls.branch.value, overlay: controls.overlay.value,
-               axis: controls.axis.value, log: controls.log.checked };
+               axis: controls.overlay.value ? "date" : controls.axis.value, log: controls.log.checked };
+    }
+
+    // The indexes of `series` shown under the zoom, among those of the branch.
+    function zoomed(series, indexes) {
+      if (zoom.mode === "recent") return indexes.slice(-recentCount);
+      if (zoom.mode === "all") return indexes;
+      const times = series.points.time;
+      return indexes.filter((i) => times[i] >= zoom.from && times[i] <= zoom.to);
+    }
+
+    function positions(series, indexes, axis, span) {
+      if (axis === "date") {
+        return indexes.map((i) => (span[1] > span[0] ? (series.points.time[i] - span[0]) / (span[1] - span[0]) : 0.5));
+      }
+      return indexes.map((_, k) => (indexes.length > 1 ? k / (indexes.length - 1) : 0.5));
+    }
+
+    async function lines(s) {
+      const series = full;
+      if (s.overlay && series.overlays[s.overlay]) {
+        const siblings = series.overlays[s.overlay];
+        const loaded = await Promise.all(siblings.map((entry) => load(entry.file)));
+        return loaded.map((other, k) => ({ series: other, name: s.overlay + "=" + siblings[k].value,
+                                           indexes: zoomed(other, selectedIndexes(other.points, s.branch)) }));
+      }
+      if (s.overlay) {
+        const field = series.points[s.overlay];
+        const chosen = zoomed(series, selectedIndexes(series.points, s.branch));
+        return Array.from(new Set(pick(field, chosen))).map((value) => ({
+          series: series, name: s.overlay + "=" + value, indexes: chosen.filter((i) => field[i] === value) }));
+      }
+      return [{ series: series, name: "median", indexes: zoomed(series, selectedIndexes(series.points, s.branch)) }];
     }
 
     async function draw() {
       const s = state();
-      const t = theme();
-      let traces = [];
-      const shapes = [];
-      const annotations = [];
-      if (s.overlay && series.overlays[s.overlay]) {
-        const siblings = series.overlays[s.overlay];
-        const loaded = await Promise.all(siblings.map((entry) => load(entry.file)));
-        loaded.forEach((other, k) => {
-          traces = traces.concat(seriesTraces(other, s, s.overlay + "=" + siblings[k].value,
-                                              null, false).traces);
-        });
-      } else if (s.overlay) {
-        const field = series.points[s.overlay];
-        const values = Array.from(new Set(field));
-        values.forEach((value) => {
-          const only = filterPoints(series, (i) => field[i] === value);
-          traces = traces.concat(seriesTraces(only, s, s.overlay + "=" + value, null, false).traces);
-        });
-      } else {
-        const main = seriesTraces(series, s, "median", t.link, true);
-        traces = main.traces;
-        const position = new Map(main.indexes.map((i, k) => [i, k]));
-        const changes = series.change_points.filter((c) => position.has(c.index));
-        if (changes.length) {
-          traces.push({
-            x: changes.map((c) => main.x[position.get(c.index)]),
-            y: changes.map((c) => series.points.median[c.index]),
-            type: "scatter", mode: "markers", name: "change point", meta: "change-points",
-            marker: { symbol: "diamond", size: 13, color: changes.map((c) => c.regression ? t.worse : t.better),
-                      line: { width: 1, color: t.fg } },
-            text: changes.map((c) => "change point: " + formatNumber((c.ratio - 1) * 100) + "%"),
-            hovertemplate: "%{text}<extra></extra>",
-          });
-        }
-        series.env_changes.filter((c) => position.has(c.index)).forEach((c) => {
-          const x = main.x[position.get(c.index)];
-          shapes.push({ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
-                        line: { color: t.accent, width: 1, dash: "dash" } });
-          annotations.push({ x: x, xref: "x", y: 1, yref: "paper", yanchor: "bottom",
-                             text: escapeText(c.label), showarrow: false,
-                             font: { size: 10, color: t.accent } });
-        });
-      }
-      const layout = baseLayout({
-        showlegend: Boolean(s.overlay), shapes: shapes, annotations: annotations,
-        margin: { l: 60, r: 20, t: 30, b: 60 },
-        yaxis: { type: s.log ? "log" : "linear", title: { text: escapeText(series.unit) },
-                 gridcolor: t.line, automargin: true },
-        xaxis: s.axis === "date"
-          ? { type: "date", gridcolor: t.line, automargin: true }
-          : { type: "category", categoryorder: "category ascending", gridcolor: t.line,
-              automargin: true, nticks: 12 },
+      const shown = (await lines(s)).filter((l) => l.indexes.length);
+      const times = [];
+      shown.forEach((l) => l.indexes.forEach((i) => times.push(l.series.points.time[i])));
+      const span = [Math.min.apply(null, times), Math.max.apply(null, times)];
+      const spec = { lines: [], unit: full.unit, log: s.log, dot: !s.overlay, changePoints: [], envLines: [] };
+      const points = [];
+      shown.forEach((l, k) => {
+        const xs = positions(l.series, l.indexes, s.axis, span);
+        spec.lines.push({ x: xs, y: pick(l.series.points.median, l.indexes), css: s.overlay ? "s" + (k % 6) : "" });
+        l.indexes.forEach((i, j) => points.push({ x: xs[j], line: k, index: i, series: l.series, name: l.name }));
       });
-      await Plotly.react(element, traces, layout, PLOT_CONFIG);
+      const main = shown.length === 1 && !s.overlay ? shown[0] : null;
+      if (s.axis === "date") {
+        spec.xTicks = timeTicks(span[0], span[1], X_TICKS);
+      } else {
+        spec.xTicks = main ? orderTicks(pick(main.series.points.time, main.indexes), X_TICKS) : [];
+      }
+      if (main) {
+        const where = new Map(main.indexes.map((i, k) => [i, k]));
+        const xs = spec.lines[0].x;
+        spec.changePoints = full.change_points.filter((c) => where.has(c.index)).map((c) => ({
+          x: xs[where.get(c.index)], y: full.points.median[c.index], css: c.regression ? "worse" : "better",
+          label: "change point " + ((c.ratio - 1) * 100 >= 0 ? "+" : "") + ((c.ratio - 1) * 100).toFixed(1) + "%" }));
+        spec.envLines = full.env_changes.filter((c) => where.has(c.index) && where.get(c.index) > 0).map((c) => ({
+          x: (xs[where.get(c.index)] + xs[where.get(c.index) - 1]) / 2, label: c.label }));
+        spec.spread = { q1: pick(full.points.q1, main.indexes), q3: pick(full.points.q3, main.indexes) };
+        const start = main.indexes.findIndex((i) => i >= embedded.band_from);
+        if (embedded.band && !s.branch && start >= 0) {
+          spec.band = embedded.band;
+          spec.bandFrom = xs[start];
+        }
+      }
+      drawChart(element, spec);
+      element.appendChild(tip);  // the drawing replaced the chart's contents
+      drawn = { points: points, lines: shown };
+      legend(shown, s);
+      zoomState.textContent = zoom.mode === "recent" ? "newest " + recentCount + " runs"
+        : zoom.mode === "all" ? "whole history" : points.length + " points zoomed";
+      zoomAll.disabled = zoom.mode === "all";
+      zoomRecent.disabled = zoom.mode === "recent";
       markRendered(element);
     }
 
-    function filterPoints(source, keep) {
-      const p = source.points;
-      const idx = [];
-      for (let i = 0; i < p.median.length; i += 1) if (keep(i)) idx.push(i);
-      const points = {};
-      Object.keys(p).forEach((key) => { points[key] = pick(p[key], idx); });
-      return Object.assign({}, source, { points: points });
+    function legend(shown, s) {
+      let holder = document.getElementById("trend-legend");
+      if (!s.overlay) {
+        if (holder) holder.remove();
+        return;
+      }
+      if (!holder) {
+        holder = htmlElement("p", "legend");
+        holder.id = "trend-legend";
+        element.after(holder);
+      }
+      holder.replaceChildren(...shown.map((l, k) => {
+        const item = htmlElement("span", "", null);
+        item.append(htmlElement("span", "key s" + (k % 6)), document.createTextNode(l.name));
+        return item;
+      }));
     }
 
-    function downloadCSV() {
-      if (!series) return;
-      const p = series.points;
-      const columns = ["date", "run", "sha", "branch", "median", "q1", "q3", "n", "env", "message"];
-      const quote = (v) => {
-        const text = v == null ? "" : String(v);
-        return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
-      };
-      const idx = selectedIndexes(p, controls.branch.value);
-      const lines = [columns.join(",")].concat(
-        idx.map((i) => columns.map((c) => quote(p[c][i])).join(",")));
-      const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv" });
-      const link = document.createElement("a");
-      link.href = URL.createObjectURL(blob);
-      link.download = (series.suite + "-" + series.name + "-" + series.metric)
-        .replace(/[^A-Za-z0-9_.-]+/g, "_") + ".csv";
-      document.body.appendChild(link);
-      link.click();
-      link.remove();
+    // -- hover, click and zoom over whichever chart is drawn (the server's or drawChart's)
+    const tip = htmlElement("div", "tip");
+    tip.hidden = true;
+    tip.id = "trend-tip";
+    element.appendChild(tip);
+    let drag = null;
+
+    function plotBox() {
+      const plot = element.querySelector(".plot");
+      return plot ? plot.getBoundingClientRect() : null;
     }
 
-    // The newest part of the trend is drawn at once as a plain SVG from the small trend file;
-    // the whole history and Plotly (the heaviest script of the site) are loaded only when the
-    // reader points at the chart or changes a control, so a first visit never waits for them.
+    function plotY(value) {
+      const chart = element.querySelector(".tchart");
+      const low = Number(chart.dataset.low);
+      const high = Number(chart.dataset.high);
+      const v = chart.dataset.log ? Math.log(value) : value;
+      return 1 - (v - low) / (high - low);
+    }
+
+    // The drawn point nearest the pointer (within `reach` px when given).
+    function nearest(event, reach) {
+      const box = plotBox();
+      if (!box || !drawn.points.length) return null;
+      let best = null;
+      let bestDistance = Infinity;
+      const single = drawn.lines.length === 1;
+      drawn.points.forEach((p) => {
+        const dx = p.x * box.width - (event.clientX - box.left);
+        const dy = plotY(p.series.points.median[p.index]) * box.height - (event.clientY - box.top);
+        const distance = single ? Math.abs(dx) : Math.hypot(dx, dy);
+        if (distance < bestDistance) {
+          best = p;
+          bestDistance = single && reach ? Math.hypot(dx, dy) : distance;
+        }
+      });
+      return reach && bestDistance > reach ? null : best;
+    }
+
+    function overlayMark(className) {
+      const plot = element.querySelector(".plot");
+      let mark = plot.querySelector("." + className);
+      if (!mark) {
+        mark = htmlElement("div", className);
+        plot.appendChild(mark);
+      }
+      return mark;
+    }
+
+    // A tip follows the pointer and lets it through; after a tap it stays, its link usable.
+    function showTip(point, pinned) {
+      tip.classList.toggle("pinned", Boolean(pinned));
+      const box = plotBox();
+      const p = point.series.points;
+      const i = point.index;
+      const y = plotY(p.median[i]);
+      const cross = overlayMark("cross");
+      cross.style.left = (point.x * 100) + "%";
+      const here = overlayMark("here");
+      here.style.left = (point.x * 100) + "%";
+      here.style.top = (y * 100) + "%";
+      const rows = [];
+      const value = htmlElement("div", "", null);
+      value.appendChild(htmlElement("strong", "", formatValue(p.median[i], full ? full.unit : element.dataset.unit)));
+      if (p.q1 && p.q3) value.appendChild(document.createTextNode(" (IQR " + formatValue(p.q3[i] - p.q1[i], full.unit) + ")"));
+      if (drawn.lines.length > 1) value.appendChild(document.createTextNode(" · " + point.name));
+      rows.push(value);
+      const commit = htmlElement("div", "", null);
+      const url = p.url[i];
+      const sha = htmlElement("code", "", (p.sha[i] || "").slice(0, 10));
+      if (typeof url === "string" && HTTP_URL.test(url)) {
+        const link = htmlElement("a", "", null);
+        link.href = url;
+        link.target = "_blank";
+        link.rel = "noopener";
+        link.appendChild(sha);
+        commit.appendChild(link);
+      } else {
+        commit.appendChild(sha);
+      }
+      commit.append(" on ", htmlElement("code", "branch", p.branch[i]), " · " + String(p.date[i]).slice(0, 16).replace("T", " "));
+      rows.push(commit);
+      rows.push(htmlElement("div", "message", p.message[i] || ""));
+      if (p.env) rows.push(htmlElement("div", "message", p.env[i]));
+      tipRows(tip, rows);
+      tip.hidden = false;
+      const host = element.getBoundingClientRect();
+      const left = box.left - host.left + point.x * box.width;
+      const width = tip.offsetWidth;
+      tip.style.left = Math.max(0, Math.min(left + 12, host.width - width)) + "px";
+      if (left + 12 + width > host.width) tip.style.left = Math.max(0, left - 12 - width) + "px";
+      tip.style.top = Math.max(0, box.top - host.top + y * box.height - tip.offsetHeight - 10) + "px";
+      element.setAttribute("data-hover", String(i));
+    }
+
+    function hideTip() {
+      tip.hidden = true;
+      element.querySelectorAll(".cross, .here").forEach((mark) => mark.remove());
+      element.removeAttribute("data-hover");
+    }
+
+    element.addEventListener("pointermove", (event) => {
+      if (tip.contains(event.target) || event.pointerType === "touch") return;
+      if (drag) {
+        const box = plotBox();
+        const x = Math.min(Math.max(event.clientX - box.left, 0), box.width);
+        if (Math.abs(x - drag.x) > 6) {
+          drag.moved = true;
+          const select = overlayMark("select");
+          select.style.left = Math.min(x, drag.x) / box.width * 100 + "%";
+          select.style.width = Math.abs(x - drag.x) / box.width * 100 + "%";
+        }
+        drag.to = x;
+        return;
+      }
+      const point = nearest(event);
+      if (point) showTip(point);
+    });
+    // A touch pointer leaves when the finger lifts: its tip stays until a tap elsewhere.
+    element.addEventListener("pointerleave", (event) => {
+      if (!drag && event.pointerType !== "touch") hideTip();
+    });
+    document.addEventListener("pointerdown", (event) => {
+      if (!element.contains(event.target)) hideTip();
+    });
+    element.addEventListener("pointerdown", (event) => {
+      const box = plotBox();
+      if (!box || event.button !== 0 || tip.contains(event.target)) return;
+      if (event.pointerType === "touch") {  // a tap shows the values; the tip links the commit
+        const point = nearest(event);
+        if (point) showTip(point, true);
+        return;
+      }
+      if (event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom) return;
+      drag = { x: event.clientX - box.left, to: event.clientX - box.left, moved: false };
+    });
+    window.addEventListener("pointerup", (event) => {
+      if (!drag) return;
+      const done = drag;
+      drag = null;
+      element.querySelectorAll(".select").forEach((mark) => mark.remove());
+      if (done.moved) {
+        zoomTo(Math.min(done.x, done.to), Math.max(done.x, done.to));
+        return;
+      }
+      const point = nearest(event, 16);  // a click on a point opens its commit
+      const url = point && point.series.points.url[point.index];
+      if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+    });
+    element.addEventListener("dblclick", () => setZoom({ mode: "all" }));
+    // From the keyboard: arrows step from run to run, Escape hides the values.
+    let stepped = -1;
+    element.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        hideTip();
+        return;
+      }
+      const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+      if (!step || !drawn.points.length) return;
+      event.preventDefault();
+      const ordered = drawn.points.slice().sort((a, b) => a.x - b.x);
+      const at = ordered.indexOf(drawn.points[stepped]);
+      const next = ordered[at < 0 ? ordered.length - 1 : Math.min(Math.max(at + step, 0), ordered.length - 1)];
+      stepped = drawn.points.indexOf(next);
+      showTip(next, true);
+    });
+
+    // Zooms to the points drawn between two pointer positions (px from the plot's left).
+    function zoomTo(from, to) {
+      const box = plotBox();
+      const inside = drawn.points.filter((p) => p.x * box.width >= from && p.x * box.width <= to);
+      if (inside.length < 2) return;
+      const times = inside.map((p) => p.series.points.time[p.index]);
+      setZoom({ mode: "range", from: Math.min.apply(null, times), to: Math.max.apply(null, times) });
+    }
+
+    function setZoom(next) {
+      zoom = next;
+      hideTip();
+      makeInteractive().then(draw).catch((error) => showProblem(element, "Could not draw the chart: " + error.message));
+    }
+
+    // The whole history is fetched when the browser is idle after the first paint (or at
+    // once when the reader points at the chart or changes a control). Nothing heavier than
+    // JSON.parse of the series file runs then: the chart code is this script, already loaded.
     let interactive = null;
     function makeInteractive() {
       if (!interactive) {
-        interactive = Promise.all([loadScript(element.dataset.plotly),
-                                   load(element.dataset.series)]).then(([, loaded]) => {
-          series = loaded;
-          element.replaceChildren();
-          element.classList.remove("trend-chart", "large");  // the static chart's styles
-          return draw();
-        }).then(() => {
+        interactive = load(element.dataset.series).then((loaded) => {
+          full = loaded;
+          drawn.points.forEach((p) => { p.series = full; p.index += embedded.first; });
           element.setAttribute("data-interactive", "1");
-          element.on("plotly_click", (event) => {
-            const url = event.points[0] && event.points[0].customdata;
-            if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
-          });
-        }).catch((error) => showProblem(element, "Could not load the chart: " + error.message));
+          zoomAll.disabled = false;
+        });
+        interactive.catch((error) => showProblem(element, "Could not load the data: " + error.message));
       }
       return interactive;
     }
 
+    // Until the history is fetched, hover and commit links use the page's own points.
+    const own = embeddedSeries(embedded, element.dataset.unit);
+    drawn = { points: own.points.median.map((_, i) => ({
+      x: own.points.median.length > 1 ? i / (own.points.median.length - 1) : 0.5, line: 0, index: i,
+      series: own, name: "median" })), lines: [{}] };
+
     document.getElementById("download-csv").addEventListener("click", (event) => {
       event.preventDefault();
-      load(element.dataset.series).then((loaded) => { series = loaded; downloadCSV(event); })
+      makeInteractive().then(() => downloadCSV(full, controls.branch.value))
         .catch((error) => showProblem(element, "Could not load the data: " + error.message));
     });
-    fetchJSON(element.dataset.trend).then((trend) => {
-      drawTrend(element, trend);
-      markRendered(element);
-      element.addEventListener("pointerenter", makeInteractive);
-      element.addEventListener("focus", makeInteractive);
-      Object.values(controls).forEach((c) => c.addEventListener("change",
-        () => (element.hasAttribute("data-interactive") ? draw() : makeInteractive())));
-    }).catch((error) => showProblem(element, "Could not load the data: " + error.message));
+    zoomAll.addEventListener("click", () => setZoom({ mode: "all" }));
+    zoomRecent.addEventListener("click", () => setZoom({ mode: "recent" }));
+    Object.values(controls).forEach((c) => c.addEventListener("change", () => setZoom(zoom)));
+    element.addEventListener("pointerenter", makeInteractive);
+    element.addEventListener("focus", makeInteractive);
+    if ("requestIdleCallback" in window) {
+      requestIdleCallback(makeInteractive, { timeout: 2000 });
+    } else {
+      setTimeout(makeInteractive, 200);
+    }
+  }
+
+  function downloadCSV(series, branch) {
+    const p = series.points;
+    const columns = ["date", "run", "sha", "branch", "median", "q1", "q3", "n", "env", "message"];
+    const quote = (v) => {
+      const text = v == null ? "" : String(v);
+      return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+    };
+    const idx = selectedIndexes(p, branch);
+    const lines = [columns.join(",")].concat(
+      idx.map((i) => columns.map((c) => quote(p[c][i])).join(",")));
+    const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = (series.suite + "-" + series.name + "-" + series.metric)
+      .replace(/[^A-Za-z0-9_.-]+/g, "_") + ".csv";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
   }
 
   // -- Training --------------------------------------------------------------------------------
