@@ -189,6 +189,13 @@ def test_identical_variances_make_a_certain_prior_and_too_few_none():
     assert fit_prior([0.01, 0.02], [5, 5]).df == 0
 
 
+def test_the_suite_lends_at_most_the_degrees_of_freedom_a_benchmark_has():
+    assert fit_prior([0.01] * 10, [4] * 10).df == 4
+    rng = np.random.default_rng(25)
+    observed = 0.001 * rng.chisquare(3, 500) / 3  # one true variance: d0 would be endless
+    assert fit_prior(observed, np.full(500, 3)).df == 3
+
+
 def test_heavy_tails_are_learned_only_when_the_history_shows_them():
     rng = np.random.default_rng(24)
     assert learn_tails(rng.normal(0, 1, 2000)).df is None

@@ -111,7 +111,13 @@ MIN_VARIANCES = 3  # fewer benchmarks cannot say how variances vary
 def fit_prior(variances, dfs) -> Prior:
     """d0 and s0^2 from the benchmarks' variances and their degrees of freedom, by moments of
     log variance (limma's fitFDist). Variances of 0 (a constant series) or with no degrees of
-    freedom are left out; with fewer than `MIN_VARIANCES` left, there is no prior."""
+    freedom are left out; with fewer than `MIN_VARIANCES` left, there is no prior.
+
+    d0 is capped at the benchmarks' median degrees of freedom: the suite lends a benchmark at
+    most as much as it has of its own. Variances that differ in ways an inverse chi-square
+    does not describe (some benchmarks simply noisier than others) otherwise make the deepest
+    tails too thin: 1.5x the nominal rate at p < 0.001 in `benchmarks/detector_eval.py`'s
+    fleets, and too many false alarms per PR once the suite is corrected for."""
     s2 = np.asarray(variances, dtype=float)
     d = np.asarray(dfs, dtype=float)
     usable = (d > 0) & np.isfinite(s2) & (s2 > 0)
@@ -121,8 +127,9 @@ def fit_prior(variances, dfs) -> Prior:
     e = np.log(s2) - digamma(d / 2) + np.log(d / 2)
     mean = float(e.mean())
     spread = float(((e - mean) ** 2).sum() / (e.size - 1) - trigamma(d / 2).mean())
+    most = min(MAX_PRIOR_DF, float(np.median(d)))
     if spread <= 0:
-        return Prior(MAX_PRIOR_DF, math.exp(mean))
-    df0 = min(2.0 * trigamma_inverse(spread), MAX_PRIOR_DF)
+        return Prior(most, math.exp(mean))
+    df0 = min(2.0 * trigamma_inverse(spread), most)
     scale = math.exp(mean + float(digamma(df0 / 2)) - math.log(df0 / 2))
     return Prior(df0, scale)
