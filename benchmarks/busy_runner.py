@@ -17,7 +17,8 @@ clock: CPU time here) and `extra["wall_samples"]`. The "idle" phase is only as i
 machine is: the load average is printed beside it.
 
 Cost: 2K runs of the suite plus two head runs and, unless --skip-ab, an A/B of --rounds
-rounds; about 20 minutes on a shared 2-core machine. Run it under `nice`.
+rounds (cases forked, one process each: about 25 s a run at a load average of 25 on 2
+cores); about 25 minutes there. Run it under `nice`.
 """
 
 from __future__ import annotations
