@@ -17,7 +17,8 @@ clock: CPU time here) and `extra["wall_samples"]`. The "idle" phase is only as i
 machine is: the load average is printed beside it.
 
 Cost: 2K runs of the suite plus two head runs and, unless --skip-ab, an A/B of --rounds
-rounds; about 20 minutes on a shared 2-core machine. Run it under `nice`.
+rounds (cases forked, one process each: about 25 s a run at a load average of 25 on 2
+cores); about 25 minutes there. Run it under `nice`.
 """
 
 from __future__ import annotations
@@ -216,21 +217,25 @@ def print_spreads(idle, loaded) -> None:
           f"{sum(not r.trusted for r in idle)}, loaded {sum(not r.trusted for r in loaded)}")
 
 
-def true_ratio(side: Path, factor_reps: int, pairs: int = 300) -> float:
-    """The planted slowdown's true ratio: interleaved pairs in this process, CPU time."""
+def true_ratio(side: Path, factor_reps: int, pairs: int = 600) -> float:
+    """The planted slowdown's true ratio: the same operation (one module, one set of
+    tensors) called REPS and `factor_reps` times, in interleaved pairs in this process, on
+    CPU time; the median of the pairs' ratios."""
     sys.path.insert(0, str(side))
     import torch
-    from busybench.suite import REPS, call
+    from busybench.suite import REPS, operation
 
     torch.set_num_threads(1)
-    base, slow = call(PLANTED, REPS), call(PLANTED, factor_reps)
-    times = {"base": [], "slow": []}
-    for _ in range(pairs):
-        for label, fn in (("base", base), ("slow", slow)):
-            start = time.process_time_ns()
-            fn()
-            times[label].append(time.process_time_ns() - start)
-    return float(np.median(times["slow"]) / np.median(times["base"]))
+    op = operation(PLANTED)
+    times: dict[int, list[int]] = {REPS: [], factor_reps: []}
+    with torch.no_grad():
+        for _ in range(pairs):
+            for count in times:
+                start = time.process_time_ns()
+                for _ in range(count):
+                    op()
+                times[count].append(time.process_time_ns() - start)
+    return float(np.median(np.divide(times[factor_reps], times[REPS])))
 
 
 def verdicts(head: Path, side: Path, data: Path, scratch: Path) -> dict[str, str]:

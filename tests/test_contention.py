@@ -58,3 +58,14 @@ def test_a_rate_under_contention_drops_and_is_seen_too():
 def test_failed_or_tiny_results_say_nothing():
     assert contention_reason(failed("s", "b", "forward_time", "error", "boom")) is None
     assert contention_reason(result([1.0, 9.0, 1.0, 9.0])) is None
+
+
+def test_the_uninterrupted_samples_are_those_of_blocks_nothing_cut_when_there_are_enough():
+    from torch_bench.analyze.contention import uninterrupted_samples
+
+    samples = [1.0] * 8 + [1.3, 1.4]
+    cut = result(samples, involuntary_switches=[0] * 8 + [2, 1])
+    assert uninterrupted_samples(cut) == (1.0,) * 8
+    mostly_cut = result(samples, involuntary_switches=[1] * 9 + [0])
+    assert uninterrupted_samples(mostly_cut) == tuple(samples)  # too few left: all of them
+    assert uninterrupted_samples(result(samples)) == tuple(samples)  # switches not counted

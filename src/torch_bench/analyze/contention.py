@@ -52,6 +52,20 @@ def contention_reason(result: Result) -> str | None:
     return bimodal(samples)
 
 
+def uninterrupted_samples(result: Result, at_least: float = 0.25) -> tuple[float, ...]:
+    """The result's samples whose block was not interrupted, when they are at least
+    `at_least` of them (and `MIN_SAMPLES // 2`); all the samples otherwise, or when the
+    result did not count switches. Their median is steadier run to run on a busy machine:
+    even on the CPU clock an interrupted block pays for refilling the caches."""
+    switches = result.extra.get("involuntary_switches")
+    if not isinstance(switches, list) or len(switches) != len(result.samples):
+        return tuple(result.samples)
+    clean = tuple(s for s, n in zip(result.samples, switches, strict=True)
+                  if not is_interrupted(n))
+    enough = max(MIN_SAMPLES // 2, at_least * len(result.samples))
+    return clean if len(clean) >= enough else tuple(result.samples)
+
+
 def slower_when_interrupted(times: Sequence[float], switches: Sequence[int]) -> str | None:
     """Rule 2: the interrupted samples are markedly slower than the others (`times`: lower
     is faster)."""
