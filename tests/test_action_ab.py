@@ -102,12 +102,17 @@ def test_with_enough_history_auto_compares_with_the_history(project, tmp_path):
     assert outcome.verdict == "regression"
 
 
-def test_never_keeps_the_history_comparison_and_says_why_it_cannot_judge(project, tmp_path):
-    repo, head = project
+def one_run_of_history(tmp_path):
     data = tmp_path / "history"
     one = make_run([ok("same", 1.0, suite="abwork"), ok("slow", 1.0, suite="abwork")],
                    run_id="main-1")
     save_run(one, data / run_path(one))
+    return data
+
+
+def test_never_keeps_the_history_comparison_and_says_why_it_cannot_judge(project, tmp_path):
+    repo, head = project
+    data = one_run_of_history(tmp_path)
     paths = stages.Paths(tmp_path / "out")
     outcome = stages.compare(inputs("never"), pr_context(repo), head_run(tmp_path, head), data,
                              paths, "bench")
@@ -120,10 +125,7 @@ def test_never_keeps_the_history_comparison_and_says_why_it_cannot_judge(project
 @pytest.mark.slow
 def test_targeted_confirmation_settles_what_one_run_of_history_cannot(project, tmp_path):
     repo, head = project
-    data = tmp_path / "history"
-    one = make_run([ok("same", 1.0, suite="abwork"), ok("slow", 1.0, suite="abwork")],
-                   run_id="main-1")
-    save_run(one, data / run_path(one))
+    data = one_run_of_history(tmp_path)
     paths = stages.Paths(tmp_path / "out")
     outcome = stages.compare(inputs("never", confirm_budget="300"), pr_context(repo),
                              head_run(tmp_path, head), data, paths, "bench")
