@@ -57,7 +57,8 @@ def story(out: Path, seconds: int) -> list[str]:
         f"             {out / 'report.json'} (the verdicts)",
         f"  dashboard  {out / 'site'}; to view it:",
         f"               .venv/bin/python -m http.server --directory {out / 'site'} 8000",
-        "             and open http://localhost:8000/ (the PR's run against main's history)",
+        "             and open http://localhost:8000/: the PR's run is the last point of each "
+        "trend, a card marked when it is beyond main's noise",
         f"  project    {out / 'project'} (git log main..deeper-mlp: the PR)",
     ]
     return lines
