@@ -4,6 +4,7 @@ automatic baseline from a data folder and a real git repository."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 from support.runs import history, make_run, ok, untrusted
@@ -44,8 +45,11 @@ def test_compare_files_prints_the_report_and_writes_everything(cli, tmp_path):
                     "GITHUB_OUTPUT": str(outputs)})
     assert done.returncode == 0, done.stderr
     report = (tmp_path / "report.md").read_text()
-    assert done.stdout.startswith(report)  # the same report in the terminal
     assert "### torch-bench: 1 regression" in report
+    # the terminal gets its own report: plain text and tables, no Markdown
+    assert done.stdout.startswith("torch-bench: 1 regression\n")
+    assert re.search(r"demo/slower +│ latency +│ regression +│ .* │ +\+1\d\.\d% │", done.stdout)
+    assert "###" not in done.stdout and "&#" not in done.stdout and "| ---" not in done.stdout
     assert "::warning title=torch-bench regression::demo/slower latency: +" in done.stdout
     assert summary.read_text() == report
     assert "regression=1\n" in outputs.read_text()

@@ -268,7 +268,7 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
     context = ReportContext(title=args.title, config=args.config_name,
                             dashboard_link=args.dashboard_link)
     markdown = format_report(comparison, context)
-    print_report(markdown)
+    print_report(comparison, args.title)
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
     if args.json:
@@ -287,11 +287,14 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
     return EXIT_REGRESSION if args.fail_on_regression and comparison.has_regression else 0
 
 
-def print_report(markdown: str) -> None:
-    if sys.stdout.isatty():
-        from rich.console import Console
-        from rich.markdown import Markdown
+def print_report(comparison: Comparison, title: str) -> None:
+    """The terminal report on standard output: wrapped to a terminal's width; into a file or
+    a CI log, lines unwrapped and tables 120 columns wide (or $COLUMNS)."""
+    from rich.console import Console
 
-        Console().print(Markdown(markdown))
-    else:
-        sys.stdout.write(markdown)
+    from torch_bench.report.terminal import render_report
+
+    terminal = sys.stdout.isatty()
+    console = Console(width=None if terminal or os.environ.get("COLUMNS") else 120,
+                      soft_wrap=not terminal)
+    console.print(render_report(comparison, title))
