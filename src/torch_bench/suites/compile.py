@@ -28,6 +28,7 @@ from torch_bench.suites.base import (
     Output,
     Suite,
     batch_size_option,
+    parse_bool,
     parse_choices,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
@@ -38,15 +39,6 @@ MODES = ("inference", "training")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OUTPUTS = (Output("speedup"), Output("latency"), Output("compile_time"), Output("memory_ratio"))
 SUMMARY_PARAMS = ("mode", "backend", "device")
-
-
-def parse_bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"expected true or false, got {text!r}")
 
 
 def one_of(known: Sequence[str]):
