@@ -26,8 +26,10 @@ def register(subparsers) -> None:
         description="Convert a run document. oss: {group: {name: mean}} as fastrnns prints it; "
                     "aipep: one 'Caffe2Observer {...}' line per sample; csv: the Hugging Face "
                     "benchmark layout (model, batch_size, sequence_length, result, mode, dtype, "
-                    "runtime, ...). OSS and AI-PEP carry time results only unless "
-                    "--export-all-metrics.",
+                    "runtime, ...); dynamo-csv: the compile suite's results per model as "
+                    "PyTorch dynamo's runner writes them (dev, name, batch_size, speedup, "
+                    "abs_latency, compilation_latency, compression_ratio). OSS and AI-PEP "
+                    "carry time results only unless --export-all-metrics.",
         epilog="examples: torch-bench export results.json --format aipep --out aipep.txt  |  "
                "torch-bench export results.json --oss - --aipep aipep.txt --unit s",
     )
