@@ -100,3 +100,14 @@ def test_an_unknown_statistic_is_refused(statistic):
 
     with pytest.raises(UserError, match="statistic"):
         build_run_config(suites=["transformers"], cli_options={"statistic": statistic})
+
+
+def test_the_memory_trace_follows_the_modules_asked_for():
+    latency = run_one(models=("tiny-bert",), mode=("train",), trace_memory=True, trace_top=5,
+                      trace_modules=("torch.nn",))[0]
+    trace = latency.extra["memory_trace"]
+    assert trace["modules"] == ["torch.nn"] and trace["lines_traced"] > 0
+    assert trace["top"] and all("/torch/nn/" in entry["file"] for entry in trace["top"])
+    missing = run_one(models=("tiny-bert",), mode=("inference",), trace_memory=True,
+                      trace_modules=("no_such_package",))[0]
+    assert missing.status == "error" and "no_such_package" in missing.error

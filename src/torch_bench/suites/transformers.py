@@ -79,6 +79,7 @@ def _parse_models(text: str) -> tuple[str, ...]:
 
 
 STATISTICS = ("min", "median", "mean")
+DEFAULT_TRACED = ("transformers", "torch_bench.suites")
 
 
 def _one_statistic(text: str) -> str:
@@ -120,6 +121,9 @@ OPTIONS = (
     Option("trace_memory", parse_bool, False,
            "trace memory line by line during one step (extra.memory_trace, printed)"),
     Option("trace_top", parse_positive_int, 10, "lines kept by the memory trace"),
+    Option("trace_modules", parse_name_list, DEFAULT_TRACED,
+           "modules (packages) whose source lines the memory trace follows, as Hugging "
+           "Face's modules_to_trace: transformers, torch.nn, your own package, ..."),
     Option("statistic", _one_statistic, "median",
            "the latency statistic reported in the HF CSV files (min: Hugging Face's, the "
            "fastest repeat); recorded in extra.statistic, every sample kept"),
@@ -135,6 +139,7 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         raise UserError(f"--dtype fp16: half precision is measured on a GPU only (device "
                         f"{device}); on CPU use bf16 or fp32")
     settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"],
+                "trace_modules": list(options.get("trace_modules", DEFAULT_TRACED)),
                 "statistic": options.get("statistic", "median")}
     return [
         CaseSpec(
@@ -204,15 +209,34 @@ def _step(case: CaseSpec, model, inputs):
     return training_step(model, inputs, p["head"] == "lm", backend)
 
 
-def _trace(step, case: CaseSpec, device: str) -> dict[str, Any]:
-    import transformers
+def traced_paths(modules: Sequence[str]) -> list[str]:
+    """The source paths of `modules`: a package's folder, or a module's file."""
+    import importlib
 
+    paths = []
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise Unavailable(f"trace_modules: cannot import {name!r} ({exc})") from exc
+        source = getattr(module, "__file__", None)
+        if source is None:
+            raise Unavailable(f"trace_modules: {name!r} has no source file to trace")
+        paths.append(os.path.dirname(source) if hasattr(module, "__path__") else source)
+    return paths
+
+
+class Unavailable(Exception):
+    """The memory trace cannot follow what was asked."""
+
+
+def _trace(step, case: CaseSpec, device: str) -> dict[str, Any]:
     from torch_bench.measure.memtrace import trace_memory
 
-    include = [os.path.dirname(transformers.__file__), os.path.dirname(__file__)]
-    trace = trace_memory(step.run, include, top=case.options.get("trace_top", 10),
+    modules = case.options.get("trace_modules") or list(DEFAULT_TRACED)
+    trace = trace_memory(step.run, traced_paths(modules), top=case.options.get("trace_top", 10),
                          cuda_device=device if device.startswith("cuda") else None)
-    return trace.to_dict()
+    return {**trace.to_dict(), "modules": list(modules)}
 
 
 def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
@@ -239,7 +263,10 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
              "statistic": case.options.get("statistic", "median"),
              "model_class": type(model).__name__}
     if case.options.get("trace_memory"):
-        extra["memory_trace"] = _trace(step, case, ctx.device)
+        try:
+            extra["memory_trace"] = _trace(step, case, ctx.device)
+        except Unavailable as exc:
+            return _all_failed(case, Status.ERROR, str(exc))
     batch, tokens = p["batch_size"], p["batch_size"] * p["sequence_length"]
     samples = timing.samples_ms
     return [
