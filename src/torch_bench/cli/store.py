@@ -100,8 +100,10 @@ def load_folder(folder: Path) -> tuple[Run, ...]:
         history = load_history(folder)
         if history.problems:
             raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
-        if history.runs:
-            return history.runs
+        if not history.runs:
+            raise UserError(f"{folder}: no run documents in this data folder (runs/ and "
+                            f"archive/ hold none); nothing was stored")
+        return history.runs
     files = sorted(path for path in folder.rglob("*.json") if path.is_file())
     if not files:
         raise UserError(f"{folder}: no run documents in this folder (neither a data folder "
