@@ -258,3 +258,10 @@ def test_dynamo_csv_of_an_accuracy_only_run_lists_statuses():
     rows = list(csv.reader(io.StringIO(exporter("dynamo-csv")(run))))
     assert rows == [["dev", "name", "batch_size", "accuracy"],
                     ["cuda", "mlp", "8", "fail_accuracy"]]
+
+
+def test_a_run_says_which_keys_of_dynamos_file_have_no_effect(dynamo_yaml):
+    lines = SUITE.report_lines([], {"compile_config": dynamo_yaml})
+    assert len(lines) == 1 and "no effect here" in lines[0]
+    assert "dont_change_batch_size" in lines[0] and "skip.multiprocess" in lines[0]
+    assert SUITE.report_lines([], {"compile_config": None}) == []

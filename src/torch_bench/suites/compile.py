@@ -376,6 +376,16 @@ def _group_summary(params: dict[str, Any], cases: list[dict[str, Result]]) -> li
     ]
 
 
+def report(results: Sequence[Result], options: Mapping[str, Any]) -> list[str]:
+    """What a dynamo `torchbench.yaml` holds that has no effect here, said once per run."""
+    path = options.get("compile_config")
+    config = load_compile_config(path) if path else None
+    if config is None or not config.unused:
+        return []
+    return [f"{path}: read as dynamo's torchbench.yaml; no effect here: "
+            f"{', '.join(config.unused)}"]
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     description="zoo models eager vs torch.compile: speedup, compile time, memory, accuracy",
@@ -384,5 +394,6 @@ SUITE = Suite(
     run_case=run_case,
     spread_over_processes=False,  # one long measurement per case
     summarize=summarize,
+    report=report,
 )
 
