@@ -102,7 +102,7 @@ def test_memory_trace_is_kept_and_rendered_with_the_grid_tables():
 @pytest.mark.parametrize("name,text,message", [
     ("mode", "inference,serve", "unknown value(s) serve"),
     ("dtype", "fp8", "unknown dtype 'fp8'"),
-    ("head", "both", "expected one of lm, base"),
+    ("head", "both", "expected one of auto, lm, base"),
     ("torchscript", "maybe", "expected one of"),
     ("models", "./missing/config.json", "no such configuration file"),
 ])

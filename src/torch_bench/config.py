@@ -41,6 +41,8 @@ SET_BY_THE_RUNNER = ("loops", "clock", "case_start")  # the last two: `torch-ben
 # (interpreter, torch import, model build, warmup; about 2 s on CPU, more with a CUDA
 # context), while the sampling time is shared among them and does not grow.
 DEFAULT_PROCESSES = 3  # timing fields filled from history, not from the user
+# With `nloops`, fastrnns' procedure: 10 warm-up steps, all samples in one process.
+FASTRNNS_WARMUP, FASTRNNS_PROCESSES = 10, 1
 
 
 @dataclass(frozen=True)
@@ -226,12 +228,17 @@ def build_run_config(
     for ref in yaml_options:
         if ref not in suite_refs:
             get_suite(ref)  # an unknown suite name in the file is still an error
+    timing_values = {**(data.get("timing") or {}), **(timing or {})}
+    fastrnns = timing_values.get("nloops") is not None
+    if fastrnns and timing_values.get("warmup") is None:
+        timing_values["warmup"] = FASTRNNS_WARMUP
+    if processes is None and data.get("processes") is None and fastrnns:
+        processes = FASTRNNS_PROCESSES
     return RunConfig(
         suites=suite_refs,
         device=str(device),
         options=options,
-        policy=_policy(TimingPolicy, {**(data.get("timing") or {}), **(timing or {})},
-                       f"{yaml_source}: timing"),
+        policy=_policy(TimingPolicy, timing_values, f"{yaml_source}: timing"),
         isolation=_policy(IsolationPolicy,
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),

@@ -10,6 +10,7 @@ import sys
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
+from torch_bench.cli.pipes import print_lines
 from torch_bench.errors import UserError
 from torch_bench.store.edits import (
     benchmark_exists,
@@ -119,9 +120,8 @@ def last_month(today: date) -> str:
 def handle_list(args: argparse.Namespace) -> int:
     scan = scan_folder(Path(args.data))
     lines = format_benchmarks(scan.stored) if args.benchmarks else format_runs(scan.stored)
-    print("\n".join(lines))
     _warn(scan.problems)
-    return 0
+    return print_lines(lines)
 
 
 def handle_prune(args: argparse.Namespace) -> int:

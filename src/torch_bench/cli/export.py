@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from torch_bench.cli.outputs import (
     EXPORT_FLAGS,
@@ -14,7 +16,9 @@ from torch_bench.cli.outputs import (
     write_exports,
 )
 from torch_bench.errors import UserError
+from torch_bench.fileio import write_text_atomic
 from torch_bench.formats import EXPORTERS, ExportOptions
+from torch_bench.formats.hf_csv_files import hf_csv_files
 from torch_bench.metrics import TIME_TO_MS
 from torch_bench.results.document import load_run
 
@@ -26,8 +30,10 @@ def register(subparsers) -> None:
         description="Convert a run document. oss: {group: {name: mean}} as fastrnns prints it; "
                     "aipep: one 'Caffe2Observer {...}' line per sample; csv: the Hugging Face "
                     "benchmark layout (model, batch_size, sequence_length, result, mode, dtype, "
-                    "runtime, ...). OSS and AI-PEP carry time results only unless "
-                    "--export-all-metrics.",
+                    "runtime, ...); dynamo-csv: the compile suite's results per model as "
+                    "PyTorch dynamo's runner writes them (dev, name, batch_size, speedup, "
+                    "abs_latency, compilation_latency, compression_ratio). OSS and AI-PEP "
+                    "carry time results only unless --export-all-metrics.",
         epilog="examples: torch-bench export results.json --format aipep --out aipep.txt  |  "
                "torch-bench export results.json --oss - --aipep aipep.txt --unit s",
     )
@@ -40,10 +46,33 @@ def register(subparsers) -> None:
                         help="unit of the time values written (default ms; fastrnns on CPU "
                              "writes s)")
     add_export_arguments(parser.add_argument_group("several formats at once"))
+    hf = parser.add_argument_group("Hugging Face's CSV files")
+    hf.add_argument("--hf-csv", metavar="DIR",
+                    help="write the transformers suite's results as the Hugging Face benchmark "
+                         "utilities do: inference_time.csv, train_time.csv (seconds), "
+                         "inference_memory.csv, train_memory.csv (MB), env.csv, into DIR")
+    hf.add_argument("--statistic", choices=("min", "median", "mean"),
+                    help="with --hf-csv: the time statistic (default: the one the run was asked "
+                         "for with --statistic, else median; Hugging Face's is min)")
     parser.set_defaults(handler=handle)
 
 
+def write_hf_csv(run, folder: str, statistic: str | None, console: Console) -> None:
+    target = Path(folder)
+    if target.exists() and not target.is_dir():
+        raise UserError(f"--hf-csv: {folder} is a file, not a folder")
+    target.mkdir(parents=True, exist_ok=True)
+    for name, text in hf_csv_files(run, statistic).items():
+        console.print(f"wrote {escape(str(write_text_atomic(target / name, text)))}")
+
+
 def handle(args: argparse.Namespace) -> int:
+    if args.statistic and not args.hf_csv:
+        raise UserError("--statistic: goes with --hf-csv DIR")
+    if args.hf_csv:
+        write_hf_csv(load_run(args.results), args.hf_csv, args.statistic, Console(stderr=True))
+        if not args.format and not any(getattr(args, f"export_{n}") for n in EXPORT_FLAGS):
+            return 0
     flagged = any(getattr(args, f"export_{name}") for name in EXPORT_FLAGS)
     if args.format and flagged:
         raise UserError("--format: use either --format (with --out) or --oss/--aipep/--csv")

@@ -15,6 +15,7 @@ from torch_bench.cli.outputs import (
     exports_to_stdout,
     write_outputs,
 )
+from torch_bench.cli.pipes import report_console as report_console_for
 from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
@@ -37,6 +38,7 @@ from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
 from torch_bench.suites import SUITE_MODULES, get_suite
+from torch_bench.suites.base import parse_bool
 
 TIMING_FLAGS = {
     "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
@@ -122,18 +124,33 @@ def register(subparsers) -> None:
 def _add_suite_options(parser: argparse.ArgumentParser) -> None:
     seen: dict[str, list[str]] = {}
     helps: dict[str, str] = {}
+    defaults: dict[str, dict[str, str]] = {}
     aliases: dict[str, list[str]] = {}
+    switches: set[str] = set()
     for name in sorted(SUITE_MODULES):
         for option in get_suite(name).options:
             seen.setdefault(option.name, []).append(name)
-            helps.setdefault(option.name, f"{option.help} (default {_shown(option.default)})")
+            helps.setdefault(option.name, option.help)
+            defaults.setdefault(option.name, {})[name] = _shown(option.default)
+            if option.parse is parse_bool:  # `--flag` alone means true, as fastrnns' flags
+                switches.add(option.name)
             aliases.setdefault(option.name, [])
             aliases[option.name] += [a for a in option.aliases if a not in aliases[option.name]]
     group = parser.add_argument_group("suite options")
     for option_name, suites in seen.items():
         flags = ["--" + n.replace("_", "-") for n in (option_name, *aliases[option_name])]
+        text = f"{helps[option_name]} {shown_defaults(defaults[option_name])}"
+        bare = {"nargs": "?", "const": "true"} if option_name in switches else {}
         group.add_argument(*flags, dest=f"suite_opt_{option_name}",
-                           metavar="VALUE", help=f"[{', '.join(suites)}] {helps[option_name]}")
+                           metavar="VALUE", help=f"[{', '.join(suites)}] {text}", **bare)
+
+
+def shown_defaults(per_suite: dict[str, str]) -> str:
+    """`(default X)`, or each suite's own default when they differ."""
+    values = set(per_suite.values())
+    if len(values) == 1:
+        return f"(default {values.pop()})"
+    return "(default " + "; ".join(f"{suite}: {value}" for suite, value in per_suite.items()) + ")"
 
 
 def _shown(value) -> str:
@@ -205,7 +222,7 @@ def handle(args: argparse.Namespace) -> int:
     _warn_waiting(console, results)
     run = assemble_run(config, with_invalid_values_as_errors(results), preflight, env)
     # An export on standard output (`--oss -`) keeps stdout for itself, as fastrnns does.
-    report_console = Console(stderr=exports_to_stdout(args))
+    report_console = report_console_for(stderr=exports_to_stdout(args))
     report_console.print(results_table(run.results))
     _print_suite_reports(config, run.results, report_console)
     status = write_outputs(run, args, console)
@@ -316,5 +333,6 @@ def _print_suite_reports(config, results, console: Console) -> None:
     for ref in config.suites:
         suite = get_suite(ref)
         own = [r for r in results if r.suite == suite.name]
-        if suite.render is not None and own:
-            console.out("\n".join(suite.render(own)), highlight=False)
+        lines = suite.report_lines(own, config.options.get(ref, {})) if own else []
+        if lines:
+            console.out("\n".join(lines), highlight=False)

@@ -14,7 +14,7 @@ from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.documents import check_run
 from torch_bench.store.folder import store_in_folder
-from torch_bench.store.layout import DATA_FOLDER
+from torch_bench.store.layout import ARCHIVE_DIR, DATA_FOLDER, RUNS_DIR
 from torch_bench.store.reader import load_history
 from torch_bench.store.remote import GaveUp, StoreReport, Target, store_runs
 from torch_bench.store.retry import RetryPolicy, display_url
@@ -85,20 +85,39 @@ def load_sources(sources: list[str]) -> list[Run]:
     """Every run named, validated before anything is written; duplicates counted once."""
     runs: dict[str, Run] = {}
     for source in sources:
-        if Path(source).is_dir():
-            history = load_history(source)
-            if history.problems:
-                raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
-            found = history.runs
-            if not found:
-                raise UserError(f"{source}: no run documents in this folder; nothing was "
-                                f"stored")
-        else:
-            found = (load_run(source),)
+        found = load_folder(Path(source)) if Path(source).is_dir() else (load_run(source),)
         for run in found:
             check_run(run, source)
             runs.setdefault(run.run_id, run)
     return list(runs.values())
+
+
+def load_folder(folder: Path) -> tuple[Run, ...]:
+    """The runs of a data folder (`runs/YYYY/MM/*.json` and archives), or else of every
+    `*.json` file under the folder (run documents as `run --out` writes them, such as the
+    downloaded artifacts of a matrix of shards). Any file that is not a run document stops
+    everything, named with what is wrong with it."""
+    if any((folder / name).is_dir() for name in (RUNS_DIR, ARCHIVE_DIR)):
+        history = load_history(folder)
+        if history.problems:
+            raise UserError(f"{history.problems[0]} (fix or remove it; nothing was stored)")
+        if not history.runs:
+            raise UserError(f"{folder}: no run documents in this data folder (runs/ and "
+                            f"archive/ hold none); nothing was stored")
+        return history.runs
+    files = sorted(path for path in folder.rglob("*.json") if path.is_file())
+    if not files:
+        raise UserError(f"{folder}: no run documents in this folder (neither a data folder "
+                        f"with runs/YYYY/MM/*.json nor any *.json file); nothing was stored")
+    return tuple(_load_document(path) for path in files)
+
+
+def _load_document(path: Path) -> Run:
+    try:
+        return load_run(path)
+    except UserError as exc:
+        raise UserError(f"{exc} (every *.json file in a folder given to store must be a run "
+                        f"document; nothing was stored)") from None
 
 
 def describe(report: StoreReport, where: str) -> str:

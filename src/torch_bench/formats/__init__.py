@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from torch_bench.errors import UserError
-from torch_bench.formats import aipep, asv, csv_hf, oss, pytest_benchmark
+from torch_bench.formats import aipep, asv, csv_hf, dynamo_csv, oss, pytest_benchmark
 from torch_bench.formats.options import ExportOptions
 from torch_bench.formats.safety import guarded
 from torch_bench.results.schema import Result
@@ -23,6 +23,7 @@ EXPORTERS: dict[str, Exporter] = {
     "oss": oss.export_oss,
     "aipep": aipep.export_aipep,
     "csv": csv_hf.export_csv,
+    "dynamo-csv": dynamo_csv.export_dynamo_csv,
 }
 
 IMPORTERS: dict[str, Importer] = {

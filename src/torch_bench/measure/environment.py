@@ -10,10 +10,13 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
 import psutil
+
+from torch_bench.measure import gpus
 
 FINGERPRINT_FIELDS = (
     "torch",
@@ -60,8 +63,10 @@ def torch_environment() -> dict[str, Any]:
     }
 
 
-def gpu_environment() -> dict[str, Any]:
-    """GPU facts through NVML; empty when there is no NVIDIA driver."""
+def gpu_environment(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """Facts of the GPUs this job may use (CUDA_VISIBLE_DEVICES, matched in NVML by UUID),
+    through NVML; empty when there is no NVIDIA driver. `gpu_count` and `gpu_name` are this
+    job's (so one runner per GPU on an 8-GPU host records 1), `host_gpu_count` NVML's."""
     try:
         import pynvml
 
@@ -69,20 +74,35 @@ def gpu_environment() -> dict[str, Any]:
     except Exception:
         return {}
     try:
-        count = pynvml.nvmlDeviceGetCount()
-        gpus = [_describe_gpu(pynvml, pynvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count)]
+        devices = gpus.list_devices(pynvml)
+        visible = gpus.resolve_visible(environ.get("CUDA_VISIBLE_DEVICES"), devices)
+        described = [_describe_visible(pynvml, gpu) for gpu in visible]
         driver = pynvml.nvmlSystemGetDriverVersion()
     except Exception:
         return {}
     finally:
         pynvml.nvmlShutdown()
-    first = gpus[0] if gpus else {}
+    first = described[0] if described else {}
+    namespace = gpus.pid_namespace()
     return {
-        "gpu_count": len(gpus),
+        "gpu_count": len(described),
         "gpu_name": first.get("name"),
         "driver": driver if isinstance(driver, str) else driver.decode(),
-        "gpus": gpus,
+        "gpus": described,
+        "host_gpu_count": len(devices),
+        "cuda_visible_devices": environ.get("CUDA_VISIBLE_DEVICES"),
+        "pid_namespace": namespace,
+        "nvml_process_memory": "recorded (pid matched)" if namespace == "host" else
+        "not recorded: NVML reports host pids and this job runs in a PID namespace of its own",
     }
+
+
+def _describe_visible(pynvml, gpu: gpus.VisibleGpu) -> dict[str, Any]:
+    described = _describe_gpu(pynvml, pynvml.nvmlDeviceGetHandleByIndex(gpu.nvml_index))
+    described.update(cuda_index=gpu.cuda_index, nvml_index=gpu.nvml_index)
+    if gpu.mig_uuid:
+        described["mig_uuid"] = gpu.mig_uuid
+    return described
 
 
 def _describe_gpu(pynvml, handle) -> dict[str, Any]:

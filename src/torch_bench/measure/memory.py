@@ -6,10 +6,14 @@ the CPU path never touches them.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
+from collections.abc import Mapping
 
 import psutil
+
+from torch_bench.measure import gpus
 
 MB = 2**20
 
@@ -51,9 +55,16 @@ def cuda_allocator_peaks_mb(device) -> dict[str, float]:
     }
 
 
-def nvml_memory_mb(device_index: int, pid: int) -> dict[str, float]:
+def nvml_memory_mb(device_index: int, pid: int, uuid: str | None = None,
+                   environ: Mapping[str, str] = os.environ) -> dict[str, float]:
     """Memory this process holds on the GPU and memory used on the whole device, via NVML.
-    Returns an empty dict when NVML is unavailable."""
+
+    The GPU is torch's `cuda:<device_index>`, found in NVML by `uuid` (torch's own for the
+    device) or else through CUDA_VISIBLE_DEVICES; a MIG slice's own memory is read. The
+    process's figure is only given where NVML's pids are this job's (the host's PID
+    namespace: `gpus.pid_namespace`); inside a container of its own it is left out, never
+    taken from whichever process happens to have the same number. Returns an empty dict
+    when NVML is unavailable or the GPU is not found."""
     try:
         import pynvml
 
@@ -61,11 +72,20 @@ def nvml_memory_mb(device_index: int, pid: int) -> dict[str, float]:
     except Exception:
         return {}
     try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        devices = gpus.list_devices(pynvml)
+        gpu = gpus.find_by_uuid(uuid, devices) if uuid else None
+        gpu = gpu or gpus.visible_for_cuda_index(environ.get("CUDA_VISIBLE_DEVICES"), devices,
+                                                 device_index)
+        if gpu is None:
+            return {}
+        handle = pynvml.nvmlDeviceGetHandleByIndex(gpu.nvml_index)
+        if gpu.mig_uuid and not gpu.mig_uuid.startswith("MIG-GPU-"):
+            handle = pynvml.nvmlDeviceGetHandleByUUID(gpu.mig_uuid)
         figures = {"nvml_device_memory": pynvml.nvmlDeviceGetMemoryInfo(handle).used / MB}
-        for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
-            if proc.pid == pid and proc.usedGpuMemory is not None:
-                figures["nvml_process_memory"] = proc.usedGpuMemory / MB
+        if gpus.pid_namespace() == "host":
+            for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                if proc.pid == pid and proc.usedGpuMemory is not None:
+                    figures["nvml_process_memory"] = proc.usedGpuMemory / MB
         return figures
     except Exception:
         return {}

@@ -13,13 +13,15 @@ failed check marks the run untrusted: it is kept, but never used as a baseline o
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
 
+from torch_bench.measure import gpus
 from torch_bench.measure.interruptions import limit_for
 
 # NVML clock-event (throttle) reason bits that mean the GPU is being held back. Idle and
@@ -35,9 +37,9 @@ THROTTLE_REASONS = {
 
 @dataclass(frozen=True)
 class GpuReading:
-    index: int
+    index: int  # NVML's index (the host's numbering)
     name: str
-    other_processes: tuple[int, ...] = ()
+    other_processes: tuple[int, ...] | None = ()  # None: NVML could not list them
     temperature_c: float | None = None
     slowdown_temperature_c: float | None = None
     sm_clock_mhz: float | None = None
@@ -45,6 +47,9 @@ class GpuReading:
     power_limit_w: float | None = None
     default_power_limit_w: float | None = None
     throttle_reasons: tuple[str, ...] = ()
+    cuda_index: int | None = None  # what torch calls it (cuda:N) in this job
+    mig_uuid: str | None = None  # the MIG slice this job may use, if any
+    pid_namespace: str = "host"  # "container": NVML's pids are the host's, not ours
 
 
 @dataclass(frozen=True)
@@ -94,15 +99,30 @@ class Preflight:
         return {"trusted": self.trusted, "findings": [asdict(f) for f in self.findings]}
 
 
+def _gpu_label(gpu: GpuReading) -> str:
+    cuda = "" if gpu.cuda_index is None else f"cuda:{gpu.cuda_index} = "
+    mig = f", MIG {gpu.mig_uuid}" if gpu.mig_uuid else ""
+    return f"{cuda}GPU {gpu.index} ({gpu.name}{mig})"
+
+
+def evaluate_processes(gpu: GpuReading, where: str) -> Finding:
+    if gpu.other_processes is None:
+        return Finding("gpu_processes", "warn", f"{where}: NVML cannot list its processes")
+    if not gpu.other_processes:
+        return Finding("gpu_processes", "ok", f"{where}: no other processes")
+    pids = ", ".join(map(str, gpu.other_processes))
+    if gpu.pid_namespace == "host":
+        return Finding("gpu_processes", "fail", f"{where}: other processes use it: {pids}")
+    # Checked before this job touches the GPU, so none of them is ours; their pids are the
+    # host's and name nothing inside this container.
+    return Finding("gpu_processes", "fail",
+                   f"{where}: {len(gpu.other_processes)} other process(es) use it "
+                   f"(host pids {pids}; this job runs in a PID namespace of its own)")
+
+
 def evaluate_gpu(gpu: GpuReading, limits: Thresholds) -> list[Finding]:
-    where = f"GPU {gpu.index} ({gpu.name})"
-    findings = []
-    if gpu.other_processes:
-        pids = ", ".join(map(str, gpu.other_processes))
-        findings.append(Finding("gpu_processes", "fail",
-                                f"{where}: other processes use it: {pids}"))
-    else:
-        findings.append(Finding("gpu_processes", "ok", f"{where}: no other processes"))
+    where = _gpu_label(gpu)
+    findings = [evaluate_processes(gpu, where)]
     if gpu.temperature_c is not None and gpu.slowdown_temperature_c is not None:
         near = gpu.temperature_c >= gpu.slowdown_temperature_c - limits.temperature_margin_c
         findings.append(Finding(
@@ -216,40 +236,52 @@ def read_cpu(interval_s: float = 1.0, take: Callable[[], CpuTimes] = take_cpu_ti
     return cpu_reading(before, take(), psutil.cpu_count() or 1)
 
 
-def read_gpus(own_pids: Sequence[int] = ()) -> list[GpuReading]:  # pragma: no cover - needs GPU
-    """Readings of every NVIDIA GPU through NVML; empty when there is no driver."""
+def read_gpus(own_pids: Sequence[int] = (),
+              environ: Mapping[str, str] = os.environ) -> list[GpuReading]:
+    """Readings of the GPUs this job may use (CUDA_VISIBLE_DEVICES, matched by UUID) through
+    NVML; empty when there is no driver. `own_pids` are left out of the processes only where
+    NVML's pids are ours (the host's PID namespace)."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
     except Exception:
         return []
+    namespace = gpus.pid_namespace()
+    own = set(own_pids) if namespace == "host" else set()
     try:
-        return [_read_gpu(pynvml, i, set(own_pids)) for i in range(pynvml.nvmlDeviceGetCount())]
+        return [_read_gpu(pynvml, gpu, own, namespace)
+                for gpu in gpus.visible_gpus(pynvml, environ)]
     finally:
         pynvml.nvmlShutdown()
 
 
-def _read_gpu(pynvml, index: int, own: set[int]) -> GpuReading:  # pragma: no cover - needs GPU
-    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+def _read_gpu(pynvml, gpu: gpus.VisibleGpu, own: set[int],
+              namespace: str) -> GpuReading:
+    handle = pynvml.nvmlDeviceGetHandleByIndex(gpu.nvml_index)
 
-    def attempt(call, *args):
+    def attempt(call, *args, on=handle):
         try:
-            return call(handle, *args)
+            return call(on, *args)
         except Exception:
             return None
 
-    procs = (attempt(pynvml.nvmlDeviceGetComputeRunningProcesses) or []) + \
-        (attempt(pynvml.nvmlDeviceGetGraphicsRunningProcesses) or [])
+    # A MIG slice's processes are its own; temperature, power and clocks are the parent's.
+    procs_of = _mig_handle(pynvml, gpu.mig_uuid) if gpu.mig_uuid else handle
+    lists = [attempt(call, on=procs_of) if procs_of else None
+             for call in (pynvml.nvmlDeviceGetComputeRunningProcesses,
+                          pynvml.nvmlDeviceGetGraphicsRunningProcesses)]
+    pids = None if all(found is None for found in lists) else \
+        tuple(sorted({p.pid for found in lists for p in found or []} - own))
     reasons_call = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
         pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
     power = attempt(pynvml.nvmlDeviceGetPowerManagementLimit)
     default_power = attempt(pynvml.nvmlDeviceGetPowerManagementDefaultLimit)
     name = pynvml.nvmlDeviceGetName(handle)
     return GpuReading(
-        index=index,
+        index=gpu.nvml_index,
         name=name if isinstance(name, str) else name.decode(),
-        other_processes=tuple(sorted({p.pid for p in procs} - own)),
+        other_processes=pids,
         temperature_c=attempt(pynvml.nvmlDeviceGetTemperature, pynvml.NVML_TEMPERATURE_GPU),
         slowdown_temperature_c=attempt(pynvml.nvmlDeviceGetTemperatureThreshold,
                                        pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN),
@@ -258,7 +290,19 @@ def _read_gpu(pynvml, index: int, own: set[int]) -> GpuReading:  # pragma: no co
         power_limit_w=power / 1000 if power else None,
         default_power_limit_w=default_power / 1000 if default_power else None,
         throttle_reasons=decode_throttle_reasons(attempt(reasons_call) or 0),
+        cuda_index=gpu.cuda_index,
+        mig_uuid=gpu.mig_uuid,
+        pid_namespace=namespace,
     )
+
+
+def _mig_handle(pynvml, mig_uuid: str):
+    if mig_uuid.startswith("MIG-GPU-"):  # the old form names no handle of its own
+        return None
+    try:
+        return pynvml.nvmlDeviceGetHandleByUUID(mig_uuid)
+    except Exception:
+        return None
 
 
 def run_preflight(limits: Thresholds = Thresholds(), clock: str = "wall") -> Preflight:

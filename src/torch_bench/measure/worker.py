@@ -14,6 +14,7 @@ import traceback
 
 from torch_bench.fileio import write_json_atomic
 from torch_bench.measure import memory
+from torch_bench.measure.gpus import uuid_of_torch_device
 from torch_bench.measure.isolation import failed_results
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.results.schema import Result, Status, measured
@@ -29,7 +30,8 @@ def memory_results(case: CaseSpec, ctx: CaseContext, rss_before_mb: float) -> li
 
         device = torch.device(ctx.device)
         figures.update(memory.cuda_allocator_peaks_mb(device))
-        figures.update(memory.nvml_memory_mb(device.index or 0, os.getpid()))
+        figures.update(memory.nvml_memory_mb(device.index or 0, os.getpid(),
+                                             uuid_of_torch_device(device)))
     extra = {"rss_before_case_mb": round(rss_before_mb, 1)}
     return [
         measured(case.suite, case.name, metric, [value], params=case.params, extra=extra)

@@ -94,6 +94,14 @@ class Suite:
     # Optional suite-specific report printed after the results table: the suite's results
     # in, lines of text out.
     render: Callable[[Sequence[Result]], list[str]] | None = None
+    # The same, for a report that depends on the suite's options (such as fastrnns' table
+    # with `--sep`): the suite's results and its parsed options in, lines out.
+    report: Callable[[Sequence[Result], Mapping[str, Any]], list[str]] | None = None
+
+    def report_lines(self, results: Sequence[Result], options: Mapping[str, Any]) -> list[str]:
+        """Every line of the suite's own reports on `results`."""
+        lines = self.render(results) if self.render is not None else []
+        return lines + (self.report(results, options) if self.report is not None else [])
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
@@ -140,3 +148,12 @@ def parse_positive_int(text: str) -> int:
     if value <= 0:
         raise ValueError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def parse_bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")

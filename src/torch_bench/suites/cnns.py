@@ -23,7 +23,15 @@ from torch_bench.suites.base import (
     parse_positive_int,
 )
 from torch_bench.suites.compile import parse_backend
+from torch_bench.suites.fastrnns_table import fastrnns_table
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
+from torch_bench.suites.jit_settings import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_FUSER,
+    JIT_OPTIONS,
+    apply_jit_settings,
+    jit_settings_params,
+)
 
 SUITE_NAME = "cnns"
 FORWARD_GROUP = "resnet"
@@ -44,10 +52,12 @@ OPTIONS = (
     Option("image_size", parse_positive_int, 224, "image height and width"),
     Option("compile_backend", parse_backend, "inductor",
            "torch.compile backend of the _compiled variants"),
+    *JIT_OPTIONS,
 )
 
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
+    jit = {"fuser": options["fuser"], "executor": options["executor"]}
     return [
         CaseSpec(
             suite=SUITE_NAME,
@@ -55,9 +65,11 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
             params={"model": VARIANTS[name][0], "mini_batch": batch,
                     "image_size": options["image_size"], "device": device, "dtype": "float32",
                     **({"backend": options["compile_backend"]}
-                       if VARIANTS[name][1] == "compile" else {})},
+                       if VARIANTS[name][1] == "compile" else {}),
+                    **(jit_settings_params(**jit) if VARIANTS[name][1] == "script" else {})},
             outputs=(Output("forward_time", FORWARD_GROUP),
                      Output("backward_time", BACKWARD_GROUP)),
+            options=jit,
         )
         for batch in options["batch_size"]
         for name in options["cnns"]
@@ -91,6 +103,9 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
 
     from torch_bench.models.resnet import resnet, resnet_source
 
+    jit = {"fuser": case.options.get("fuser", DEFAULT_FUSER),
+           "executor": case.options.get("executor", DEFAULT_EXECUTOR)}
+    apply_jit_settings(**jit)
     torch.manual_seed(0)
     arch, how = VARIANTS[case.name]
     device = torch.device(ctx.device)
@@ -102,7 +117,13 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     except Unavailable as exc:
         return skipped_results(case, str(exc))
     return time_forward_backward(case, ctx, lambda: prepared(images), list(model.parameters()),
-                                 extra={"implementation": resnet_source()})
+                                 extra={"implementation": resnet_source(), **jit})
+
+
+def report(results, options) -> list[str]:
+    """fastrnns' table, when `--sep` asks for it."""
+    sep = options.get("sep")
+    return fastrnns_table(results, sep) if sep is not None else []
 
 
 SUITE = Suite(
@@ -111,4 +132,5 @@ SUITE = Suite(
     options=OPTIONS,
     plan=plan,
     run_case=run_case,
+    report=report,
 )

@@ -28,6 +28,7 @@ from torch_bench.suites.base import (
     Output,
     Suite,
     batch_size_option,
+    parse_bool,
     parse_choices,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
@@ -38,15 +39,7 @@ MODES = ("inference", "training")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OUTPUTS = (Output("speedup"), Output("latency"), Output("compile_time"), Output("memory_ratio"))
 SUMMARY_PARAMS = ("mode", "backend", "device")
-
-
-def parse_bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"expected true or false, got {text!r}")
+CHECKS = ("both", "accuracy", "performance")
 
 
 def one_of(known: Sequence[str]):
@@ -97,6 +90,12 @@ OPTIONS = (
     Option("include_very_slow", parse_bool, False, "also run the models listed as very_slow"),
     Option("freezing", parse_bool, False,
            "inference with inductor's freezing (weights as constants); skips skip.freezing"),
+    Option("check", one_of(CHECKS), "both",
+           "both: accuracy and speed; accuracy: compare compiled with eager only, no timing "
+           "(dynamo's --accuracy); performance: time only, no accuracy check (dynamo's "
+           "--performance)"),
+    Option("cosine", parse_bool, False,
+           "judge every model's outputs by cosine similarity (dynamo's --cosine)"),
 )
 
 
@@ -119,26 +118,45 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     grid = [(ref, dtype, batch, mode) for ref in map(parse_ref, options["models"])
             for dtype in _dtypes(options["dtype"]) for batch in _sizes(options["batch_size"])
             for mode in options["modes"]]
+    check = options.get("check", "both")
     for ref, dtype, batch, mode in grid:
-        tolerance = config.tolerance_for(ref.name, dtype)
-        batch_size = batch or config.batch_size.get(ref.name)
+        freezing = options["freezing"] and mode == "inference"
+        tolerance = config.tolerance_for(ref.name, dtype, mode=mode, device=device,
+                                         amp=options["amp"], freezing=freezing,
+                                         cosine=options.get("cosine", False))
+        batch_size = batch or config.batch_size_for(ref.name, mode)
         params = {"mode": mode, "backend": options["backend"],
                   "compile_mode": options["compile_mode"], "device": device,
                   "dtype": dtype, "amp": options["amp"],
                   "batch_size": batch_size}
-        freezing = options["freezing"] and mode == "inference"
-        if freezing:
-            params["freezing"] = True  # absent otherwise: earlier series keep their key
+        # absent otherwise: earlier series keep their key
+        params.update({"freezing": True} if freezing else {})
+        params.update({"check": check} if check != "both" else {})
         cases.append(CaseSpec(
-            suite=SUITE_NAME, name=ref.name, params=params, outputs=OUTPUTS,
+            suite=SUITE_NAME, name=ref.name, params=params, outputs=_outputs(check),
             options={"target": ref.target, "batch_size": batch_size,
-                     "tolerance": asdict(tolerance),
-                     "check_eager_determinism": ref.name not in config.non_deterministic,
+                     "tolerance": asdict(tolerance), "check": check,
+                     "check_eager_determinism": ref.name not in config.non_deterministic
+                     and check != "performance",
                      "skip": config.skip_reason(ref.name, device, mode,
                                                 options["include_slow"],
                                                 options["include_very_slow"], freezing)},
         ))
     return cases
+
+
+def _outputs(check: str) -> tuple[Output, ...]:
+    return (Output("compile_time"),) if check == "accuracy" else OUTPUTS
+
+
+def leading_batch(example) -> int | None:
+    """The batch size a model was built with: the first dimension of its first tensor input
+    (what `batch_size: null`, the model's own default, came to)."""
+    for value in (*example.args, *example.kwargs.values()):
+        shape = getattr(value, "shape", None)
+        if shape is not None and len(shape) > 0:
+            return int(shape[0])
+    return None
 
 
 class CaseFailure(Exception):
@@ -183,7 +201,7 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     import torch
 
     from torch_bench.zoo import ZooRef, build
-    from torch_bench.zoo.accuracy import compare
+    from torch_bench.zoo.accuracy import Verdict, compare
     from torch_bench.zoo.choices import apply_tf32
     from torch_bench.zoo.runtime import (
         Runtime,
@@ -238,13 +256,27 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         lambda: timed_call(lambda: first_step(lambda: Runtime(example, spec, compile_fn)),
                            clock))
     counts = dynamo_counts()
-    verdict = compare(eager_out, compiled_out, tolerance)
+    check = case.options.get("check", "both")
+    built = {"batch_size_used": leading_batch(example), "check": check}
+    if check == "performance":
+        verdict = Verdict(True, "not checked (performance only)")
+    else:
+        verdict = compare(eager_out, compiled_out, tolerance)
     if not verdict.same and tolerance.fp64_reference and not tolerance.cosine:
         fp64 = _guarded("float64 reference", Status.FAIL_TO_RUN.value, lambda: first_step(
             lambda: Runtime(place(example, ctx.device, torch.float64),
                             replace(spec, dtype="float64", amp=False)))[1])
         verdict = compare(eager_out, compiled_out, tolerance, fp64)
     status = Status.PASS.value if verdict.same else Status.FAIL_ACCURACY.value
+    if check == "performance":
+        status = Status.OK.value
+    if check == "accuracy":
+        made = measured(case.suite, case.name, "compile_time", [first_call_ms], params=p,
+                        status=status, extra={**built, "rule": "first compiled call, ms "
+                                              "(accuracy only: nothing else is timed)"})
+        return [made if verdict.same else replace(made, error=verdict.reason)] + [
+            measured(case.suite, case.name, metric, [value], params=p, status=status)
+            for metric, value in counts.items()]
 
     eager_mem, method = _guarded("eager memory", Status.FAIL_TO_RUN.value,
                                  lambda: peak_memory(eager.step, ctx.device))
@@ -266,7 +298,7 @@ def _run(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         result("speedup", [eager_ms / compiled_ms],
                extra={"rule": "median eager latency / median compiled latency",
                       "rounds": len(samples["eager"]), "fallback_random": fallback_random,
-                      **precision}),
+                      **precision, **built}),
         result("latency", samples["eager"], "eager"),
         result("latency", samples["compiled"], "compiled"),
         result("compile_time", [max(first_call_ms - eager_ms, 0.0)],
@@ -310,7 +342,7 @@ def summarize(results: Sequence[Result]) -> list[Result]:
 
 def _group_summary(params: dict[str, Any], cases: list[dict[str, Result]]) -> list[Result]:
     ran = [c for c in cases if c["speedup"].status != Status.SKIPPED.value]
-    passed = [c for c in ran if c["speedup"].status == Status.PASS.value
+    passed = [c for c in ran if c["speedup"].status in (Status.PASS.value, Status.OK.value)
               and c["speedup"].summary is not None]
     statuses: dict[str, int] = {}
     for c in cases:
@@ -344,6 +376,16 @@ def _group_summary(params: dict[str, Any], cases: list[dict[str, Result]]) -> li
     ]
 
 
+def report(results: Sequence[Result], options: Mapping[str, Any]) -> list[str]:
+    """What a dynamo `torchbench.yaml` holds that has no effect here, said once per run."""
+    path = options.get("compile_config")
+    config = load_compile_config(path) if path else None
+    if config is None or not config.unused:
+        return []
+    return [f"{path}: read as dynamo's torchbench.yaml; no effect here: "
+            f"{', '.join(config.unused)}"]
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     description="zoo models eager vs torch.compile: speedup, compile time, memory, accuracy",
@@ -352,5 +394,6 @@ SUITE = Suite(
     run_case=run_case,
     spread_over_processes=False,  # one long measurement per case
     summarize=summarize,
+    report=report,
 )
 

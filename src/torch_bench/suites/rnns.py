@@ -8,21 +8,31 @@ A variant that cannot run here (no TorchScript, say) reports `skipped` with the 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torch_bench.results.schema import Result
 from torch_bench.suites.base import (
+    BATCH_SIZE_ALIASES,
     CaseContext,
     CaseSpec,
     Option,
     Output,
     Suite,
     batch_size_option,
+    parse_bool,
     parse_choices,
     parse_positive_int,
 )
+from torch_bench.suites.fastrnns_table import fastrnns_table
 from torch_bench.suites.fwd_bwd import skipped_results, time_forward_backward
+from torch_bench.suites.jit_settings import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_FUSER,
+    JIT_OPTIONS,
+    apply_jit_settings,
+    jit_settings_params,
+)
 
 SUITE_NAME = "rnns"
 FORWARD_GROUP = "lstm"
@@ -151,34 +161,51 @@ VARIANTS: dict[str, Variant] = {
 }
 
 SIZE_OPTIONS = ("seq_length", "num_layers", "input_size", "hidden_size")
+FIXED_VARIANTS = tuple(name for name, v in VARIANTS.items() if v.group == FORWARD_GROUP)
+VARLEN_VARIANTS = tuple(name for name, v in VARIANTS.items() if v.group == VL_GROUP)
 
 
 OPTIONS = (
-    Option("variants", parse_choices(VARIANTS), tuple(VARIANTS),
+    Option("variants", parse_choices(VARIANTS), FIXED_VARIANTS,
            f"LSTM variants to run: {', '.join(VARIANTS)}"),
-    Option("seq_length", parse_positive_int, 100, "sequence length"),
-    Option("num_layers", parse_positive_int, 1, "layers of cudnn, aten and jit_multilayer"),
-    Option("input_size", parse_positive_int, 512, "input features"),
-    Option("hidden_size", parse_positive_int, 512, "hidden features"),
-    batch_size_option((64,), "batch sizes (fastrnns' miniBatch; a list runs each)"),
+    Option("variable_lstms", parse_bool, False,
+           f"also run the variable-length LSTMs ({', '.join(VARLEN_VARIANTS)}), first, as "
+           "fastrnns' --variable-lstms does. They are slow: their loops go sequence by "
+           "sequence (fastrnns warns when warmup + nloops > 30)"),
+    Option("seq_length", parse_positive_int, 100, "sequence length", ("seqLength",)),
+    Option("num_layers", parse_positive_int, 1, "layers of cudnn, aten and jit_multilayer",
+           ("numLayers",)),
+    Option("input_size", parse_positive_int, 512, "input features", ("inputSize",)),
+    Option("hidden_size", parse_positive_int, 512, "hidden features", ("hiddenSize",)),
+    replace(batch_size_option((64,), "batch sizes (fastrnns' miniBatch; a list runs each)"),
+            aliases=(*BATCH_SIZE_ALIASES, "miniBatch")),
+    *JIT_OPTIONS,
 )
+
+
+def planned_variants(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """The variants to run: the variable-length ones first when asked for, as fastrnns."""
+    extra = VARLEN_VARIANTS if options.get("variable_lstms") else ()
+    return tuple(dict.fromkeys((*extra, *options["variants"])))
 
 
 def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
     cases = []
+    jit = {"fuser": options["fuser"], "executor": options["executor"]}
     for batch in options["batch_size"]:
         # recorded as fastrnns names it (mini_batch), so stored series keep their key
         sizes = {**{name: options[name] for name in SIZE_OPTIONS}, "mini_batch": batch}
-        for name in options["variants"]:
+        for name in planned_variants(options):
             variant = VARIANTS[name]
             cases.append(CaseSpec(
                 suite=SUITE_NAME,
                 name=name,
                 params={**sizes, "device": device, "dtype": "float32",
-                        "num_layers": sizes["num_layers"] if variant.layered else 1},
+                        "num_layers": sizes["num_layers"] if variant.layered else 1,
+                        **jit_settings_params(**jit)},
                 outputs=(Output("forward_time", variant.group),
                          Output("backward_time", f"{variant.group}-backward")),
-                options={"sizes": sizes},
+                options={"sizes": sizes, **jit},
             ))
     return cases
 
@@ -186,20 +213,30 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
 def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     import torch
 
+    jit = {"fuser": case.options.get("fuser", DEFAULT_FUSER),
+           "executor": case.options.get("executor", DEFAULT_EXECUTOR)}
+    apply_jit_settings(**jit)
     torch.manual_seed(0)
     try:
         bench = VARIANTS[case.name].build(case.options["sizes"], torch.device(ctx.device),
                                           torch.float32)
     except VariantUnavailable as exc:
         return skipped_results(case, str(exc))
-    return time_forward_backward(case, ctx, bench.forward, bench.parameters)
+    return time_forward_backward(case, ctx, bench.forward, bench.parameters, extra=jit)
+
+
+def report(results: Sequence[Result], options: Mapping[str, Any]) -> list[str]:
+    """fastrnns' table, when `--sep` asks for it."""
+    sep = options.get("sep")
+    return fastrnns_table(results, sep) if sep is not None else []
 
 
 SUITE = Suite(
     name=SUITE_NAME,
     description="LSTM variants (library, cuDNN off, TorchScript loops, pure Python; "
-                "fixed and variable length), forward and backward",
+                "fixed and, with --variable-lstms, variable length), forward and backward",
     options=OPTIONS,
     plan=plan,
     run_case=run_case,
+    report=report,
 )

@@ -13,16 +13,20 @@ Results (params include `backend`: `eager` for the native run, else the compile 
 - `epoch_time`: time per epoch (the first epoch, which includes compilation, is left out of
   the samples when there are several epochs; all epochs are in `extra`);
 - `accuracy` on a held-out set, when evaluation is asked;
+- `epoch_time` with param `epoch: first`: the first (compiling) epoch alone;
 - `loss_ratio`, the parity verdict: compiled final loss / native final loss, where a final
   loss is the mean loss of the final epoch. Status `pass` when
-  compiled_final <= native_final * (1 + loss_tolerance), else `fail_accuracy`.
+  compiled_final <= native_final * (1 + loss_tolerance), else `fail_accuracy`. With
+  `loss_rule: seed`, dynamo's training_loss.py rule instead (`seed_check`), recorded as param
+  `loss_rule: seed`, the figures it compared in `extra`.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from torch_bench.results.schema import Result, Status, failed, measured
@@ -67,6 +71,38 @@ def parse_models(text: str) -> tuple[str, ...]:
     return parsed
 
 
+LOSS_RULES = ("relative", "seed")
+SEED_LOSS_EVERY, SEED_LAST_POINTS, SEED_MARGIN = 100, 10, 0.1
+
+
+def _parse_rule(text: str) -> str:
+    if str(text) not in LOSS_RULES:
+        raise ValueError(f"expected one of {', '.join(LOSS_RULES)}, got {text!r}")
+    return str(text)
+
+
+def seed_loss_points(losses: Sequence[float], steps_per_epoch: int,
+                     every: int = SEED_LOSS_EVERY) -> list[float]:
+    """The loss history dynamo's training_loss.py keeps: in each epoch, the mean of every
+    `every` consecutive steps (a remainder shorter than `every` is dropped)."""
+    points = []
+    for start in range(0, len(losses), steps_per_epoch):
+        epoch = losses[start:start + steps_per_epoch]
+        points += [sum(epoch[i:i + every]) / every
+                   for i in range(0, len(epoch) - every + 1, every)]
+    return points
+
+
+def seed_check(native: Sequence[float], compiled: Sequence[float]) -> tuple[bool, float, float]:
+    """training_loss.py's `check_loss`: the last min(n, 10) points of each history, summed
+    and divided by 10 (even when fewer), compiled within native + 0.1. Returns (passed,
+    native figure, compiled figure); no point at all passes, as there."""
+    last = min(len(native), SEED_LAST_POINTS)
+    ref = sum(native[-last:]) / SEED_LAST_POINTS if last else 0.0
+    res = sum(compiled[-last:]) / SEED_LAST_POINTS if last else 0.0
+    return res <= ref + SEED_MARGIN, ref, res
+
+
 OPTIONS = (
     Option("models", parse_models, (CASE_NAME,),
            f"{CASE_NAME} (the built-in text classifier) and/or zoo models as in the compile "
@@ -85,6 +121,12 @@ OPTIONS = (
                                                   "datasets package and network)"),
     Option("loss_tolerance", parse_positive_float, 0.05,
            "relative margin by which the compiled final loss may exceed the native one"),
+    Option("loss_rule", _parse_rule, "relative",
+           "relative: compiled final-epoch mean loss <= native one * (1 + loss_tolerance); "
+           "seed: dynamo's training_loss.py check (the last 10 of its running-mean loss "
+           "points, summed / 10, within an absolute 0.1 of native's)"),
+    Option("loss_every", parse_positive_int, SEED_LOSS_EVERY,
+           "with --loss-rule seed: steps per running-mean loss point (the seed's 100)"),
 )
 
 
@@ -103,6 +145,8 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
                 {**params, "batch_size": batch, "device": device}, outputs,
                 options={"evaluate": options["evaluate"] and ref is None,
                          "loss_tolerance": options["loss_tolerance"],
+                         "loss_rule": options.get("loss_rule", "relative"),
+                         "loss_every": options.get("loss_every", SEED_LOSS_EVERY),
                          "target": ref.target if ref else None}))
     return cases
 
@@ -250,6 +294,9 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
                 for m in ("loss", "epoch_time")] + [
                 failed(case.suite, case.name, "loss_ratio", status, message, params=p)]
         results += _run_results(case, runs[runtime], runtime, backend, capturable)
+    if case.options.get("loss_rule") == "seed":
+        return results + [seed_parity(case, runs["native"], runs["compiled"],
+                                      case.options.get("loss_every", SEED_LOSS_EVERY))]
     return results + [parity(case, runs["native"], runs["compiled"],
                              case.options["loss_tolerance"])]
 
@@ -267,10 +314,38 @@ def _run_results(case: CaseSpec, run: TrainingRun, runtime: str, backend: str,
                  extra={"epoch_times_ms": list(run.epoch_times_ms),
                         "first_epoch_excluded": len(run.epoch_times_ms) > 1}),
     ]
+    if len(run.epoch_times_ms) > 1:  # the compiling epoch, as a series of its own
+        results.append(measured(case.suite, case.name, "epoch_time", run.epoch_times_ms[:1],
+                                params={**params, "epoch": "first"},
+                                extra={"includes": "compilation (compiled run) and warm-up"}))
     if run.accuracy is not None:
         results.append(measured(case.suite, case.name, "accuracy", [run.accuracy],
                                 params=params))
     return results
+
+
+def seed_parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
+                every: int) -> Result:
+    """The verdict as dynamo's training_loss.py gives it (`seed_check`)."""
+    steps = len(native.losses) // len(native.epoch_losses)
+    ref_points = seed_loss_points(native.losses, steps, every)
+    res_points = seed_loss_points(compiled.losses, steps, every)
+    ok, ref, res = seed_check(ref_points, res_points)
+    extra = {"native_verdict_loss": ref, "compiled_verdict_loss": res,
+             "loss_points": len(ref_points), "loss_every": every,
+             "rule": "dynamo training_loss.py: sum of the last min(n, 10) running-mean loss "
+                     "points / 10, compiled <= native + 0.1"}
+    if not ref_points:
+        extra["note"] = (f"fewer than {every} steps per epoch: no loss point, so the seed's "
+                         f"check passes whatever the losses (lower --loss-every)")
+    result = measured(case.suite, case.name, "loss_ratio", [res / ref if ref else 1.0],
+                      params={**case.params, "loss_rule": "seed"},
+                      status=Status.PASS.value if ok else Status.FAIL_ACCURACY.value,
+                      extra=extra)
+    if ok:
+        return result
+    return replace(result, error=f"compiled loss {res:.6g} exceeds native {ref:.6g} by more "
+                                 f"than {SEED_MARGIN}")
 
 
 def parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
@@ -292,6 +367,33 @@ def parity(case: CaseSpec, native: TrainingRun, compiled: TrainingRun,
                                  f"{native_final:.6g} by more than {tolerance:.0%}")
 
 
+def _per_epoch(times_ms: Sequence[float]) -> str:
+    return str(timedelta(milliseconds=sum(times_ms) / len(times_ms))) if times_ms else "-"
+
+
+def render(results: Sequence[Result]) -> list[str]:
+    """The seed's report per case: PASSED or FAILED, then time per epoch of each run, over
+    every epoch as the seed counts it and without the compiling epoch."""
+    lines: list[str] = []
+    for verdict in (r for r in results if r.metric == "loss_ratio" and r.status in (
+            Status.PASS.value, Status.FAIL_ACCURACY.value)):
+        word = "PASSED" if verdict.status == Status.PASS.value else "FAILED"
+        relation = "less than or equal to" if word == "PASSED" else "greater than"
+        p = verdict.params
+        lines += [f"[{word}] {verdict.name}: end to end training loss compiled ({p['backend']}) "
+                  f"is {relation} native PyTorch ({verdict.extra.get('rule', '')})",
+                  f"Train model on {p['epochs']} epochs with backend {p['backend']} and "
+                  f"optimizer {p['optimizer']}:"]
+        for runtime, who in (("native", "PyTorch"), ("compiled", "TorchDynamo")):
+            times = next((r.extra.get("epoch_times_ms", []) for r in results
+                          if r.metric == "epoch_time" and r.name == verdict.name
+                          and r.params.get("runtime") == runtime
+                          and "epoch" not in r.params), [])
+            lines.append(f"{who} spent {_per_epoch(times)} per epoch (all epochs); "
+                         f"{_per_epoch(times[1:])} without the first, compiling epoch")
+    return lines
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     description="training-loss parity: models trained natively and compiled",
@@ -299,4 +401,5 @@ SUITE = Suite(
     plan=plan,
     run_case=run_case,
     spread_over_processes=False,  # one long measurement per case
+    render=render,
 )

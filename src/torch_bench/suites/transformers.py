@@ -35,7 +35,7 @@ from torch_bench.suites.base import (
 SUITE_NAME = "transformers"
 MODES = ("inference", "train")
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
-HEADS = ("lm", "base")
+HEADS = ("auto", "lm", "base")
 OUTPUTS = (Output("latency"), Output("throughput"), Output("token_throughput"))
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -78,6 +78,17 @@ def _parse_models(text: str) -> tuple[str, ...]:
     return refs
 
 
+STATISTICS = ("min", "median", "mean")
+DEFAULT_TRACED = ("transformers", "torch_bench.suites")
+
+
+def _one_statistic(text: str) -> str:
+    value = str(text).strip()
+    if value not in STATISTICS:
+        raise ValueError(f"expected one of {', '.join(STATISTICS)}, got {text!r}")
+    return value
+
+
 def _parse_compile(text: str) -> str:
     backend = str(text).strip()
     if not backend:
@@ -102,10 +113,20 @@ OPTIONS = (
     Option("torchscript", parse_bool, False, "trace inference with TorchScript"),
     Option("compile", _parse_compile, "none",
            "torch.compile backend for the measured model (inductor, eager, ...) or none"),
-    Option("head", _parse_head, "lm", "lm: model with its language-model head; base: bare model"),
+    Option("head", _parse_head, "auto",
+           "auto: as Hugging Face's benchmark, the class the configuration names, else the "
+           "bare model for inference and the language-model head for train; lm: the class "
+           "the configuration names, else the model with its language-model head; base: the "
+           "bare model (HF's only_pretrain_model); the class built is in extra.model_class"),
     Option("trace_memory", parse_bool, False,
            "trace memory line by line during one step (extra.memory_trace, printed)"),
     Option("trace_top", parse_positive_int, 10, "lines kept by the memory trace"),
+    Option("trace_modules", parse_name_list, DEFAULT_TRACED,
+           "modules (packages) whose source lines the memory trace follows, as Hugging "
+           "Face's modules_to_trace: transformers, torch.nn, your own package, ..."),
+    Option("statistic", _one_statistic, "median",
+           "the latency statistic reported in the HF CSV files (min: Hugging Face's, the "
+           "fastest repeat); recorded in extra.statistic, every sample kept"),
 )
 
 
@@ -117,13 +138,15 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         # for GPU"): CPU kernels for float16 are slow or missing, so the figures mislead.
         raise UserError(f"--dtype fp16: half precision is measured on a GPU only (device "
                         f"{device}); on CPU use bf16 or fp32")
-    settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"]}
+    settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"],
+                "trace_modules": list(options.get("trace_modules", DEFAULT_TRACED)),
+                "statistic": options.get("statistic", "median")}
     return [
         CaseSpec(
             suite=SUITE_NAME,
             name=model,
             params={"model": model, "batch_size": batch, "sequence_length": seq, "mode": mode,
-                    "dtype": dtype, "head": options["head"], "device": device,
+                    "dtype": dtype, "head": _head(options["head"], mode), "device": device,
                     "torchscript": options["torchscript"] and mode == "inference",
                     "compile": options["compile"]},
             outputs=OUTPUTS,
@@ -135,6 +158,19 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         for batch in options["batch_size"]
         for seq in options["seq_lengths"]
     ]
+
+
+def _head(head: str, mode: str) -> str:
+    """`auto` trains the model with its head, as `lm` does (and is recorded so)."""
+    return "lm" if head == "auto" and mode == "train" else head
+
+
+def _with_head(config, head: str) -> bool:
+    """Whether to build the head model: `auto` in inference does only where the
+    configuration names its class (`architectures`), as Hugging Face's benchmark."""
+    from torch_bench.models.transformer import named_architecture
+
+    return head == "lm" or (head == "auto" and named_architecture(config) is not None)
 
 
 def _all_failed(case: CaseSpec, status: Status, message: str) -> list[Result]:
@@ -156,7 +192,7 @@ def _build(case: CaseSpec, device: str):
     if limit is not None and p["sequence_length"] > limit:
         raise Unsupported(f"sequence length {p['sequence_length']} exceeds the model's "
                           f"{limit} positions")
-    model = build_transformer(config, head=p["head"] == "lm")
+    model = build_transformer(config, head=_with_head(config, p["head"]))
     model = model.to(device=torch.device(device), dtype=torch_dtype(p["dtype"]))
     inputs = transformer_inputs(config, p["batch_size"], p["sequence_length"], device,
                                 labels=p["mode"] == "train" and p["head"] == "lm")
@@ -173,15 +209,34 @@ def _step(case: CaseSpec, model, inputs):
     return training_step(model, inputs, p["head"] == "lm", backend)
 
 
-def _trace(step, case: CaseSpec, device: str) -> dict[str, Any]:
-    import transformers
+def traced_paths(modules: Sequence[str]) -> list[str]:
+    """The source paths of `modules`: a package's folder, or a module's file."""
+    import importlib
 
+    paths = []
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise Unavailable(f"trace_modules: cannot import {name!r} ({exc})") from exc
+        source = getattr(module, "__file__", None)
+        if source is None:
+            raise Unavailable(f"trace_modules: {name!r} has no source file to trace")
+        paths.append(os.path.dirname(source) if hasattr(module, "__path__") else source)
+    return paths
+
+
+class Unavailable(Exception):
+    """The memory trace cannot follow what was asked."""
+
+
+def _trace(step, case: CaseSpec, device: str) -> dict[str, Any]:
     from torch_bench.measure.memtrace import trace_memory
 
-    include = [os.path.dirname(transformers.__file__), os.path.dirname(__file__)]
-    trace = trace_memory(step.run, include, top=case.options.get("trace_top", 10),
+    modules = case.options.get("trace_modules") or list(DEFAULT_TRACED)
+    trace = trace_memory(step.run, traced_paths(modules), top=case.options.get("trace_top", 10),
                          cuda_device=device if device.startswith("cuda") else None)
-    return trace.to_dict()
+    return {**trace.to_dict(), "modules": list(modules)}
 
 
 def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
@@ -204,9 +259,14 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         return _all_failed(case, Status.SKIPPED, str(exc))
     timing = measure(step.run, ctx.policy, ctx.clock(), metric="latency")
     extra = {**timing.extra(), **step.extra, "first_call_ms": round(first_ms, 3),
-             "transformers": transformers.__version__}
+             "transformers": transformers.__version__,
+             "statistic": case.options.get("statistic", "median"),
+             "model_class": type(model).__name__}
     if case.options.get("trace_memory"):
-        extra["memory_trace"] = _trace(step, case, ctx.device)
+        try:
+            extra["memory_trace"] = _trace(step, case, ctx.device)
+        except Unavailable as exc:
+            return _all_failed(case, Status.ERROR, str(exc))
     batch, tokens = p["batch_size"], p["batch_size"] * p["sequence_length"]
     samples = timing.samples_ms
     return [

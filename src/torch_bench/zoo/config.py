@@ -19,7 +19,9 @@
     very_slow: [model]             # run only with --include-very-slow
     non_deterministic: [model]     # eager runs may differ: compare by cosine similarity
 
-Every key is optional. Unknown keys and bad values raise `UserError` naming the key's path.
+Every key is optional. PyTorch dynamo's own `torchbench.yaml` is read as it is too
+(`zoo.dynamo_yaml`), with dynamo's tolerance table (`torchbench_tolerance`). In our layout,
+unknown keys and bad values raise `UserError` naming the key's path.
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ class CompileConfig:
     slow: tuple[str, ...] = ()
     very_slow: tuple[str, ...] = ()
     non_deterministic: tuple[str, ...] = ()
+    # Read from dynamo's layout (`zoo.dynamo_yaml`); empty in ours.
+    skip_freezing_device: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    batch_size_by_mode: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    only_training: tuple[str, ...] = ()  # models dynamo runs in training mode only
+    tolerance_rule: str = "classes"  # "torchbench": dynamo's table over `torchbench_lists`
+    torchbench_lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    unused: tuple[str, ...] = ()  # keys of the file that have no effect here
 
     def skip_reason(self, model: str, device: str, mode: str, include_slow: bool,
                     include_very_slow: bool = False, freezing: bool = False) -> str | None:
@@ -74,21 +83,68 @@ class CompileConfig:
             (model in self.skip_all, "listed in skip.all"),
             (model in self.skip_device.get(kind, ()), f"listed in skip.device.{kind}"),
             (mode == "training" and model in self.skip_training, "listed in skip.training"),
+            (mode == "inference" and model in self.only_training,
+             "runs in training mode only (listed in only_training)"),
             (model in self.skip_control_flow,
              "data-dependent control flow (listed in skip.control_flow)"),
             (freezing and model in self.skip_freezing, "listed in skip.freezing"),
+            (freezing and model in self.skip_freezing_device.get(kind, ()),
+             f"listed in skip.freezing.{kind}"),
             (model in self.slow and not include_slow, "slow (listed in slow; --include-slow)"),
             (model in self.very_slow and not include_very_slow,
              "very slow (listed in very_slow; --include-very-slow)"),
         )
         return next((reason for hit, reason in rules if hit), None)
 
-    def tolerance_for(self, model: str, dtype: str) -> Tolerance:
+    def batch_size_for(self, model: str, mode: str) -> int | None:
+        """The configured batch size of `model` in `mode`, or None for the model's own."""
+        return self.batch_size_by_mode.get(mode, {}).get(model) or self.batch_size.get(model)
+
+    def tolerance_for(self, model: str, dtype: str, *, mode: str = "inference",
+                      device: str = "cpu", amp: bool = False, freezing: bool = False,
+                      cosine: bool = False) -> Tolerance:
+        """How `model`'s outputs are judged; `cosine` (`--cosine`) asks cosine similarity
+        of every model, as dynamo's flag does."""
+        if self.tolerance_rule == "torchbench":
+            value, by_cosine = torchbench_tolerance(
+                self.torchbench_lists, model, dtype, training=mode == "training",
+                device=device.split(":")[0], amp=amp, freezing=freezing)
+            return Tolerance(value, cosine or by_cosine or model in self.non_deterministic,
+                             self.cosine_threshold, self.fp64_reference)
         cls = next((c for c in ("even_higher", "higher") if model in self.classes.get(c, ())),
                    "default")
         value = max(self.tolerances[cls], self.dtype_tolerance.get(dtype, 0.0))
-        cosine = model in self.classes.get("cosine", ()) or model in self.non_deterministic
+        cosine = cosine or model in self.classes.get("cosine", ()) or \
+            model in self.non_deterministic
         return Tolerance(value, cosine, self.cosine_threshold, self.fp64_reference)
+
+
+def torchbench_tolerance(lists: Mapping[str, tuple[str, ...]], model: str, dtype: str, *,
+                         training: bool, device: str, amp: bool,
+                         freezing: bool) -> tuple[float, bool]:
+    """(tolerance, cosine) as dynamo's TorchBench runner decides them
+    (`get_tolerance_and_cosine_flag` of benchmarks/dynamo/torchbench.py): fp16 or autocast
+    1e-3, 1e-2 for `higher_fp16`, 8e-2 for `even_higher` (under freezing its own lists
+    first); bf16 1e-2 for `higher_bf16`; training on a GPU 1e-3, 8e-2 for `even_higher`,
+    cosine for `cosine`; else 1e-4."""
+    def listed(key: str) -> bool:
+        return model in lists.get(key, ())
+
+    if dtype == "float16" or amp:
+        if freezing and listed("freezing.higher_fp16"):
+            return 1e-2, False
+        if freezing and listed("freezing.even_higher"):
+            return 8e-2, False
+        if listed("higher_fp16"):
+            return 1e-2, False
+        return (8e-2, False) if listed("even_higher") else (1e-3, False)
+    if dtype == "bfloat16" and listed("higher_bf16"):
+        return 1e-2, False
+    if training and device in ("cuda", "xpu"):
+        if listed("cosine"):
+            return 1e-3, True
+        return (8e-2, False) if listed("even_higher") else (1e-3, False)
+    return 1e-4, False
 
 
 # --- loading -----------------------------------------------------------------------------
@@ -178,4 +234,10 @@ def parse_compile_config(data: Any, source: str) -> CompileConfig:
 
 
 def load_compile_config(path: str) -> CompileConfig:
-    return parse_compile_config(read_yaml(path, "compile configuration file"), path)
+    """Our layout, or dynamo's own `torchbench.yaml` as it is (`zoo.dynamo_yaml`)."""
+    from torch_bench.zoo.dynamo_yaml import is_dynamo_layout, parse_dynamo_config
+
+    data = read_yaml(path, "compile configuration file")
+    if is_dynamo_layout(data):
+        return parse_dynamo_config(data, path)
+    return parse_compile_config(data, path)

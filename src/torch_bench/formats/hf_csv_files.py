@@ -1,0 +1,75 @@
+"""The CSV files of the Hugging Face benchmark utilities (`PyTorchBenchmark` with
+`save_to_csv`), one per kind of measurement, from a transformers-suite run:
+
+    inference_time.csv    model,batch_size,sequence_length,result   seconds per step
+    train_time.csv        model,batch_size,sequence_length,result   seconds per step
+    inference_memory.csv  model,batch_size,sequence_length,result   MB (peak of the case)
+    train_memory.csv      model,batch_size,sequence_length,result   MB
+    env.csv               one `name,value` row per environment field
+
+A time is the statistic the run was asked for (`--statistic`, recorded in the latency's
+`extra.statistic`; Hugging Face's is `min`, the fastest repeat), or the one given here. A case
+that did not run reads "N/A", as Hugging Face writes it. Only files with rows are made (env
+always).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+
+from torch_bench.results.schema import Result, Run
+
+FIELDS = ["model", "batch_size", "sequence_length", "result"]
+SUITE = "transformers"
+# file -> (metric, mode)
+FILES = {
+    "inference_time.csv": ("latency", "inference"),
+    "train_time.csv": ("latency", "train"),
+    "inference_memory.csv": ("peak_rss", "inference"),
+    "train_memory.csv": ("peak_rss", "train"),
+}
+STATISTIC_FIELDS = {"min": "min", "median": "median", "mean": "mean"}
+
+
+def _value(result: Result, statistic: str | None) -> str:
+    if not result.ok or result.summary is None:
+        return "N/A"
+    if result.metric == "peak_rss":
+        return f"{result.summary.max if result.summary.max is not None else 0:.0f}"
+    chosen = statistic or result.extra.get("statistic", "median")
+    value = getattr(result.summary, STATISTIC_FIELDS.get(chosen, "median"))
+    return f"{(value if value is not None else result.summary.median) / 1000:.6g}"
+
+
+def _table(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _env_csv(env: Mapping) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for key, value in env.items():
+        if not isinstance(value, (dict, list)):
+            writer.writerow([key, value])
+    return buffer.getvalue()
+
+
+def hf_csv_files(run: Run, statistic: str | None = None) -> dict[str, str]:
+    """{file name: text} of the Hugging Face CSV set."""
+    files: dict[str, str] = {}
+    for name, (metric, mode) in FILES.items():
+        rows = [{"model": r.params.get("model", r.name), "batch_size": r.params.get("batch_size"),
+                 "sequence_length": r.params.get("sequence_length"),
+                 "result": _value(r, statistic)}
+                for r in run.results
+                if r.suite == SUITE and r.metric == metric and r.params.get("mode") == mode]
+        if rows:
+            files[name] = _table(rows)
+    files["env.csv"] = _env_csv(run.env)
+    return files
