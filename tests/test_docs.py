@@ -18,11 +18,12 @@ from torch_bench.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-zA-Z0-9-]*")  # fastrnns' flags are camelCase
 COMMAND = re.compile(r"(?<![\w/-])torch-bench (?=\S)")
 SCRIPT = re.compile(r"[\w/]+\.py\b")  # a script of benchmarks/ or scripts/: its own flags
-# Flags of other tools the pages mention: git, pip, venv, zizmor, fastrnns.
-OTHER_TOOLS = {"--depth", "--no-deps", "--system-site-packages", "--persona", "--print-json"}
+# Flags of other tools the pages mention: git, pip, venv, zizmor, fastrnns, dynamo, docker.
+OTHER_TOOLS = {"--depth", "--no-deps", "--system-site-packages", "--persona", "--print-json",
+               "--accuracy", "--performance", "--pid"}
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
