@@ -1,9 +1,9 @@
 """The run-level shift: how much a whole run moved, all its timings together.
 
 On one machine all benchmarks of a run tend to move together (a slower host of the same
-type, thermal state, a busy neighbour). A run's shift is the 20%-trimmed mean, over its
-timings (unit ms), of ln(its median) - the benchmark's centre, the centre being the mean over
-the reference runs; it needs at least `MIN_BENCHMARKS` timings, fewer cannot tell one
+type, thermal state, a busy neighbour). A run's shift is the median, over its timings (unit
+ms), of ln(its median) - the benchmark's centre, the centre being the mean over the reference
+runs; it needs at least `MIN_BENCHMARKS` timings, fewer cannot tell one
 benchmark's own change from the run's. Centring on means (not medians) keeps the shifts free
 of exact zeros: a median centre puts one run of each benchmark exactly on it, and with an odd
 number of runs a run's median deviation is then often exactly 0, which made the shifts'
@@ -36,24 +36,16 @@ MIN_BENCHMARKS = 5
 SHIFTED_UNITS = ("ms",)  # timings move with the host; memory and counts do not
 
 
-TRIM = 0.2  # share of the deviations left out at each end
-
-
-def trimmed_mean(values: np.ndarray) -> float:
-    """The mean of the middle values, `TRIM` of them cut at each end: nearly as efficient as
-    the mean on normal noise, and deaf to the few benchmarks that really changed."""
-    ordered = np.sort(values[np.isfinite(values)])
-    cut = int(TRIM * ordered.size)
-    return float(ordered[cut:ordered.size - cut].mean())
-
-
 def run_shifts(logs: np.ndarray, centre: np.ndarray) -> np.ndarray:
     """Each run's shift (rows of `logs`, columns the timings, NaN where missing) against
     `centre` (per column); NaN for a run with fewer than `MIN_BENCHMARKS` timings."""
     deviations = logs - centre[np.newaxis, :]
     counts = np.isfinite(deviations).sum(axis=1)
-    return np.array([trimmed_mean(row) if count >= MIN_BENCHMARKS else np.nan
-                     for row, count in zip(deviations, counts, strict=True)])
+    shifts = np.full(logs.shape[0], np.nan)
+    enough = counts >= MIN_BENCHMARKS
+    if enough.any():  # the median: half the suite may change before the shift follows it
+        shifts[enough] = np.nanmedian(deviations[enough], axis=1)
+    return shifts
 
 
 @dataclass(frozen=True)
