@@ -186,7 +186,7 @@ def test_a_tap_on_a_phone_shows_the_values_and_links_the_commit(browser, base_ur
         box = tab.locator("#trend .plot").bounding_box()
         tab.touchscreen.tap(box["x"] + box["width"] * 3 / (RUNS - 1), box["y"] + 20)
         tab.wait_for_selector("#trend[data-hover='3'] .tip.pinned")
-        assert sha_of(3)[:10] in tab.inner_text("#trend-tip")
+        assert sha_of(3)[:8] in tab.inner_text("#trend-tip")
         link = tab.locator("#trend-tip a")
         with context.expect_page() as opened:
             link.tap()

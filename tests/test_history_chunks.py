@@ -98,7 +98,7 @@ def test_the_page_joins_every_chunk_into_one_history(page, base_url, site):
     assert page.locator("#trend svg .cp").count() == 1
     assert page.locator("#trend svg line.env").count() == 1
     hover = hover_point(page, 3, RUNS)
-    assert sha_of(3)[:10] in hover and XSS_MESSAGE in hover
+    assert sha_of(3)[:8] in hover and XSS_MESSAGE in hover
 
 
 def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page, base_url,

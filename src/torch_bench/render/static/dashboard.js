@@ -696,7 +696,7 @@
       rows.push(value);
       const commit = htmlElement("div", "", null);
       const url = p.url[i];
-      const sha = htmlElement("code", "", (p.sha[i] || "").slice(0, 10));
+      const sha = htmlElement("code", "", (p.sha[i] || "").slice(0, 8));  // as short_sha
       if (typeof url === "string" && HTTP_URL.test(url)) {
         const link = htmlElement("a", "", null);
         link.href = url;
