@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit, urlunsplit
@@ -11,13 +12,29 @@ from urllib.parse import urlsplit, urlunsplit
 class Verdict(str, Enum):
     PUSHED = "pushed"
     RACE = "race"  # another writer moved the branch first: fetch, re-apply, retry
-    REFUSED = "refused"  # anything else: authentication, protection, hooks; never retried
+    TRANSIENT = "transient"  # a step failed for a passing reason (network, a lock): retry
+    REFUSED = "refused"  # authentication, protection, hooks, no such repository: never retried
 
 
 # Why a ref update is rejected when someone else pushed first (git's own wording, from
 # `git push --porcelain` and from receive-pack's ref transaction on the remote side).
 RACE_REASONS = ("fetch first", "non-fast-forward", "stale info", "failed to update ref",
                 "failed to lock", "cannot lock ref", "incorrect old value")
+
+
+# Failures that no retry can cure: the remote is not there, or will not let us in. Any other
+# failure of a git step (a reset connection, a 5xx, a lock or shallow file another git process
+# was changing, "the remote end hung up") is retried within the store's time budget.
+PERMANENT_FAILURES = (
+    "authentication failed", "could not read username", "could not read password",
+    "terminal prompts disabled", "permission denied", "access denied", "repository not found",
+    "does not appear to be a git repository", "not a git repository",
+    "could not resolve host", "unsupported protocol",
+    "invalid refspec", "not a valid ref", "unable to find remote helper",
+    "ssl certificate problem", "server certificate verification failed")
+# An HTTP answer git did not follow or was refused with: a redirect (never followed, so the
+# token stays with its origin) or a 4xx other than a timeout or a rate limit.
+PERMANENT_HTTP = re.compile(r"returned error: (?:3\d\d|4(?!08|29)\d\d)\b")
 
 
 @dataclass(frozen=True)
@@ -40,7 +57,16 @@ def classify_push(returncode: int, stdout: str, stderr: str, ref: str) -> PushOu
         return PushOutcome(Verdict.REFUSED, _with_remote_messages(summary, stderr))
     if returncode == 0:
         return PushOutcome(Verdict.PUSHED, "pushed")
-    return PushOutcome(Verdict.REFUSED, _last_error(stderr))
+    return PushOutcome(classify_failure(stderr), _last_error(stderr))
+
+
+def classify_failure(stderr: str) -> Verdict:
+    """Whether a failed git step (a fetch, a push that reported no ref) is worth retrying:
+    REFUSED when the remote is missing or refuses us, TRANSIENT otherwise."""
+    text = stderr.lower()
+    if any(reason in text for reason in PERMANENT_FAILURES) or PERMANENT_HTTP.search(text):
+        return Verdict.REFUSED
+    return Verdict.TRANSIENT
 
 
 def _remote_lines(stderr: str) -> list[str]:
