@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from torch_bench import __version__
 from torch_bench.errors import UserError
+from torch_bench.redact import scrubbed_standard_streams
 
 
 class Command(NamedTuple):
@@ -71,6 +72,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it prints passes the secret scrubber on its way out."""
+    with scrubbed_standard_streams():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     try:
