@@ -84,7 +84,7 @@ def _run(argv: list[str] | None) -> int:
         return int(args.handler(args) or 0)
     except UserError as exc:
         print(f"torch-bench: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return getattr(exc, "exit_status", EXIT_USAGE)  # 1 for a full or read-only disk
     except KeyboardInterrupt:
         print("torch-bench: interrupted", file=sys.stderr)
         return 130

@@ -25,6 +25,7 @@ from torch_bench.analyze.baseline import (
 )
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
+from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
 from torch_bench.report import actions
@@ -148,6 +149,7 @@ def load_runs(path: str, what: str) -> list[Run]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    check_outputs({"--markdown": args.markdown, "--json": args.json})
     policy = policy_from(args)
     head = load_runs(args.head, "HEAD")
     base_branch = args.base_branch or head[0].git.get("base_branch") or "main"
