@@ -440,6 +440,9 @@ def test_failures_of_git_steps_are_told_apart():
                "fatal: unable to access 'https://x/': The requested URL returned error: 403",
                "fatal: unable to access 'https://x/': The requested URL returned error: 302",
                "fatal: '/not/a/repo' does not appear to be a git repository",
-               "remote: Repository not found."]
+               "remote: Repository not found.",
+               "fatal: invalid gitfile format: /work/r.json\nfatal: Could not read from remote "
+               "repository.",
+               "fatal: something no one has seen before"]
     assert all(classify_failure(text) is Verdict.TRANSIENT for text in transient)
     assert all(classify_failure(text) is Verdict.REFUSED for text in refused)

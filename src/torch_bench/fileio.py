@@ -7,6 +7,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,25 @@ from typing import Any
 from torch_bench.errors import InvalidDocument, UserError
 from torch_bench.redact import scrub
 
+MAX_INPUT_BYTES = 1 << 30  # a file the user names is read whole: at most this much
+MAX_STREAM_BYTES = 64 << 20  # from a pipe or a device (/dev/stdin, /dev/zero)
+
 
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The bytes of a file the user named; UserError (one line, naming it) when it is missing,
     a folder or unreadable."""
     source = str(path)
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError
+            limit = MAX_INPUT_BYTES if stat.S_ISREG(info.st_mode) else MAX_STREAM_BYTES
+            data = handle.read(limit + 1)
+            if len(data) > limit:
+                raise UserError(f"{source}: more than {limit // 2**20} MiB; inputs are read "
+                                f"up to that (a device such as /dev/zero never ends)")
+            return data
     except FileNotFoundError:
         raise UserError(f"{source}: no such file") from None
     except IsADirectoryError:
@@ -179,6 +192,15 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
 
 def _describe(exc: OSError) -> str:
     return _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+
+
+def os_error_line(exc: OSError) -> tuple[str, int]:
+    """An OSError no command turned into a message of its own, as one line naming the file,
+    and the exit status: 1 for the machine (a full or read-only disk), 2 for the name."""
+    where = exc.filename if exc.filename is not None else "a file"
+    shown = str(where)
+    shown = shown if len(shown) <= 120 else shown[:60] + "..." + shown[-40:]
+    return f"{shown}: {_describe(exc)}", 1 if exc.errno in _OPERATIONAL else 2
 
 
 def _remove(tmp: str | None) -> None:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from torch_bench import __version__
 from torch_bench.errors import UserError
+from torch_bench.fileio import os_error_line
 from torch_bench.redact import scrubbed_standard_streams
 
 
@@ -85,6 +86,10 @@ def _run(argv: list[str] | None) -> int:
     except UserError as exc:
         print(f"torch-bench: error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_status", EXIT_USAGE)  # 1 for a full or read-only disk
+    except OSError as exc:  # the last line of defence: a file no command checked for
+        line, status = os_error_line(exc)
+        print(f"torch-bench: error: {line}", file=sys.stderr)
+        return status
     except KeyboardInterrupt:
         print("torch-bench: interrupted", file=sys.stderr)
         return 130

@@ -22,19 +22,26 @@ RACE_REASONS = ("fetch first", "non-fast-forward", "stale info", "failed to upda
                 "failed to lock", "cannot lock ref", "incorrect old value")
 
 
-# Failures that no retry can cure: the remote is not there, or will not let us in. Any other
-# failure of a git step (a reset connection, a 5xx, a lock or shallow file another git process
-# was changing, "the remote end hung up") is retried within the store's time budget.
+# Failures of a git step that a later attempt may not meet: another git process held a lock
+# or changed the shallow file under us, the connection broke, the server was briefly unwell.
+# Anything else (no such repository, no access, a redirect, a bundle or file given as the
+# remote) ends the store at once: retrying it would only wait out the budget.
+TRANSIENT_FAILURES = (
+    "shallow file has changed", ".lock': file exists", "cannot lock ref",
+    "the remote end hung up", "early eof", "rpc failed", "unexpected disconnect",
+    "connection reset", "connection timed out", "operation timed out", "timed out after",
+    "empty reply from server", "recv failure", "send failure", "transfer closed",
+    "gnutls recv error", "ssl_read", "index-pack failed")
 PERMANENT_FAILURES = (
     "authentication failed", "could not read username", "could not read password",
     "terminal prompts disabled", "permission denied", "access denied", "repository not found",
     "does not appear to be a git repository", "not a git repository",
-    "could not resolve host", "unsupported protocol",
-    "invalid refspec", "not a valid ref", "unable to find remote helper",
+    "could not resolve host", "unsupported protocol", "invalid refspec", "not a valid ref",
+    "unable to find remote helper", "invalid gitfile format",
     "ssl certificate problem", "server certificate verification failed")
-# An HTTP answer git did not follow or was refused with: a redirect (never followed, so the
-# token stays with its origin) or a 4xx other than a timeout or a rate limit.
-PERMANENT_HTTP = re.compile(r"returned error: (?:3\d\d|4(?!08|29)\d\d)\b")
+# An HTTP status git reports: 5xx, a timeout or a rate limit may pass; a redirect (never
+# followed, so the token stays with its origin) or another 4xx will not.
+TRANSIENT_HTTP = re.compile(r"returned error: (?:5\d\d|408|429)\b")
 
 
 @dataclass(frozen=True)
@@ -62,11 +69,13 @@ def classify_push(returncode: int, stdout: str, stderr: str, ref: str) -> PushOu
 
 def classify_failure(stderr: str) -> Verdict:
     """Whether a failed git step (a fetch, a push that reported no ref) is worth retrying:
-    REFUSED when the remote is missing or refuses us, TRANSIENT otherwise."""
+    TRANSIENT for a known passing failure, REFUSED for anything else."""
     text = stderr.lower()
-    if any(reason in text for reason in PERMANENT_FAILURES) or PERMANENT_HTTP.search(text):
+    if any(reason in text for reason in PERMANENT_FAILURES):
         return Verdict.REFUSED
-    return Verdict.TRANSIENT
+    if TRANSIENT_HTTP.search(text) or any(reason in text for reason in TRANSIENT_FAILURES):
+        return Verdict.TRANSIENT
+    return Verdict.REFUSED
 
 
 def _remote_lines(stderr: str) -> list[str]:
