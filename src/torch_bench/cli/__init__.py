@@ -54,10 +54,18 @@ def chosen_command(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the flag and the value (argparse would print the
+    whole usage block first), and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser with the chosen command registered in full and the others as a one-line
     entry each (all in full when `argv` is None)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="torch-bench",
         description="Continuous benchmarking for PyTorch: run suites, keep results, compare.",
     )
