@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from torch_bench.boundary import number, plain_text
+from torch_bench.boundary import http_url, number, plain_text
 from torch_bench.cli import main
 
 
@@ -42,3 +42,17 @@ def test_commands_refuse_nonsense_numbers_before_any_work(argv, flag, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert caught.value.code == 2 and f"argument {flag}:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ["javascript:alert(1)", "data:text/html,x", "http://",
+                                  "//evil.test/x", "https://a.test/\nx", "http://h:port/"])
+def test_a_link_must_be_an_http_url(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        http_url(text)
+
+
+def test_compare_refuses_a_javascript_dashboard_link(tmp_path, capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["compare", "a.json", "b.json", "--dashboard-link", "javascript:alert(1)"])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "--dashboard-link" in err and len(err.splitlines()) == 1

@@ -12,6 +12,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 MAX_NUMBER_TEXT = 40  # characters: far more than any sensible value, far less than a DoS
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -58,6 +59,19 @@ def plain_text(max_length: int = 200) -> Callable[[str], str]:
 
     parse.__name__ = "text"
     return parse
+
+
+def http_url(text: str) -> str:
+    """An absolute http(s) URL with a host, on one line (no `javascript:`, no `data:`)."""
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname \
+            or _CONTROL.search(text) or len(text) > 2000:
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not an http(s) URL")
+    return text.strip()
 
 
 def _describe_range(low: float | None, high: float | None, unit: str) -> str:

@@ -255,5 +255,12 @@ def _commit(git: Git, tip: str | None, trees: dict[str, bytes], root: str, direc
 
 
 def _last_line(text: str) -> str:
+    """git's reason: its first `fatal:` or `error:` line other than the generic "Could not
+    read from remote repository" (whose next lines, "...and the repository exists.", would
+    mislead), else its last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    specific = [line for line in lines if line.startswith(("fatal:", "error:"))
+                and "could not read from remote repository" not in line.lower()]
+    if specific:
+        return specific[0]
     return lines[-1] if lines else "git failed without a message"
