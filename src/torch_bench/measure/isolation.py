@@ -2,9 +2,11 @@
 
 Whatever happens to the child (an exception, running out of memory, a segfault or abort, a
 hang, invalid numbers) comes back as results with a status and a message; the parent carries
-on. The child starts without the tokens of the parent's environment, its output goes to a
-file (a descendant that escapes cannot hold a pipe open), and every text it reports is
-scrubbed of secrets before it is stored or printed.
+on. The child starts without the tokens of the parent's environment; its tree is tied to the
+run (processes.py) and stopped whole when the case ends; its output is read through a
+bounded reader; every text it reports is scrubbed of secrets, cut to a bounded length and
+checked against the run document's schema before it is stored or printed, so a bad result
+is that case's error and never the run's.
 """
 
 from __future__ import annotations
@@ -125,13 +127,14 @@ def _run_in(folder: Path, case: CaseSpec, ctx: CaseContext, isolation: Isolation
         finished = _wait_for(proc, output, isolation.timeout_s)
     finally:  # also on a timeout or an interrupt: nothing the case started outlives it
         stop_process_tree(proc, folder, known)
+        text = printed.text()  # the tree is gone: the pipe is at its end
     if not finished:
         return failed_results(
             case, Status.TIMEOUT.value, f"no result within {isolation.timeout_s:g} s"
         )
     if output.exists():
         return read_results(case, output)
-    return failed_results(case, *_diagnose_exit(proc.returncode, printed.text(),
+    return failed_results(case, *_diagnose_exit(proc.returncode, text,
                                                 oom_kills() > oom_before))
 
 

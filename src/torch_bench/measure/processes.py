@@ -167,13 +167,3 @@ class BoundedCapture:
         left_out = self.total - len(self.head) - len(self.tail)
         middle = f"\n[... {left_out} bytes left out ...]\n".encode() if left_out > 0 else b""
         return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace")
-
-
-def read_tail(path: Path, max_bytes: int = 16_384) -> str:
-    """The end of a log file as text (undecodable bytes replaced)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, os.SEEK_END) - max_bytes))
-            return handle.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
