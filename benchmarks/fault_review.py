@@ -36,6 +36,7 @@ from torch_bench.results.document import save_run  # noqa: E402
 from torch_bench.results.schema import measured, new_run  # noqa: E402
 from torch_bench.store.folder import store_in_folder  # noqa: E402
 
+SOURCE: str | None = None  # another checkout's src/ to run instead of this one
 TOKEN = "ghp_" + "Q7" * 18  # the shape of a GitHub token, not a real one
 
 
@@ -264,43 +265,49 @@ def injection_faults() -> list[Fault]:
     ]
 
 
+ISOLATION = {  # case of tests/support/hostile_suite.py -> the status it must get
+    "linger": "ok", "escape": "ok", "thread": "ok", "sideways": "error", "slash": "error",
+    "empty": "error", "huge": "error", "sigkill": "crash", "flood": "crash",
+}
+
+
 def isolation_faults() -> list[Fault]:
-    cases = "linger,escape,sideways,slash,empty,huge,sigkill,thread,flood,ok"
+    """One run per hostile case, next to a good one: its status, the good one's, what
+    outlived the run."""
+    faults = []
+    for case, status in ISOLATION.items():
+        def config(folder: Path, case=case) -> None:
+            (folder / "hostile.yaml").write_text(
+                "suites: [support.hostile_suite]\n"
+                f"options:\n  support.hostile_suite: {{cases: '{case},ok'}}\n")
 
-    def config(folder: Path) -> None:
-        (folder / "hostile.yaml").write_text(
-            "suites: [support.hostile_suite]\n"
-            f"options:\n  support.hostile_suite: {{cases: '{cases}'}}\n")
+        def judge(outcome: Outcome, case=case, status=status) -> str | None:
+            problem = clean_end(outcome)
+            if problem:
+                return problem
+            document = outcome.folder / "r.json"
+            if not document.exists():
+                return "the run document was not written"
+            results = {r["name"]: r for r in json.loads(document.read_text())["results"]
+                       if r["metric"] == "latency"}
+            got = {name: results.get(name, {}).get("status") for name in (case, "ok")}
+            if got != {case: status, "ok": "ok"}:
+                return f"statuses {got}"
+            if len(results[case].get("error") or "") > 10_000:
+                return "a message of megabytes kept whole"
+            left = _leftovers(outcome.folder / "tmp")
+            return f"{len(left)} processes outlived the run" if left else None
 
-    def judge(outcome: Outcome) -> str | None:
-        problem = clean_end(outcome)
-        if problem:
-            return problem
-        document = outcome.folder / "r.json"
-        if not document.exists():
-            return "the run document was not written"
-        results = {r["name"]: r for r in json.loads(document.read_text())["results"]
-                   if r["metric"] == "latency"}
-        expected = {"sideways": "error", "slash": "error", "empty": "error", "huge": "error",
-                    "sigkill": "crash", "thread": "ok", "flood": "crash", "ok": "ok",
-                    "linger": "ok", "escape": "ok"}
-        wrong = [f"{n}={results.get(n, {}).get('status')}" for n, s in expected.items()
-                 if results.get(n, {}).get("status") != s]
-        if wrong:
-            return "statuses: " + ", ".join(wrong)
-        if len(results["huge"].get("error") or "") > 10_000:
-            return "a 20 MB message kept whole"
-        if _leftovers():
-            return f"{len(_leftovers())} processes outlived the run"
-        return None
-
-    return [Fault("isolation", f"one run with {cases}",
-                  ("run", "--config", "hostile.yaml", "--no-preflight", "--out", "r.json"),
-                  judge, setup=config, env=(("PYTHONPATH", str(ROOT / "tests")),),
-                  timeout=900)]
+        faults.append(Fault("isolation", f"a case that does {case!r}",
+                            ("run", "--config", "hostile.yaml", "--no-preflight", "--out",
+                             "r.json"), judge, setup=config, timeout=900,
+                            env=(("PYTHONPATH", str(ROOT / "tests")),)))
+    return faults
 
 
-def _leftovers() -> list[int]:
+def _leftovers(scratch: Path) -> list[int]:
+    """Processes of the hostile cases still running whose case folder was in `scratch` (the
+    run's TMPDIR): never another run's on this machine."""
     import psutil
 
     from support.hostile_suite import ESCAPE, LINGER
@@ -308,9 +315,12 @@ def _leftovers() -> list[int]:
     found = []
     for process in psutil.process_iter(["cmdline", "status"]):
         cmdline = process.info["cmdline"] or []
-        if (ESCAPE in cmdline or LINGER in cmdline) and \
-                process.info["status"] != psutil.STATUS_ZOMBIE:
-            found.append(process.pid)
+        if not (ESCAPE in cmdline or LINGER in cmdline) or \
+                process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        with contextlib.suppress(psutil.Error):
+            if process.environ().get("TORCH_BENCH_CASE_FOLDER", "").startswith(str(scratch)):
+                found.append(process.pid)
     return found
 
 
@@ -328,7 +338,12 @@ def run_fault(fault: Fault) -> str | None:
             fault.setup(folder)
         env = {k: v for k, v in os.environ.items()
                if k not in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
-        env.update({"GITHUB_API_URL": "http://127.0.0.1:9", **dict(fault.env)})
+        (folder / "tmp").mkdir()
+        env.update({"GITHUB_API_URL": "http://127.0.0.1:9", "TMPDIR": str(folder / "tmp"),
+                    **dict(fault.env)})
+        if SOURCE:
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (SOURCE, env.get("PYTHONPATH", "")) if p)
         if fault.github:
             github = FakeGitHub().__enter__()
             env["GITHUB_API_URL"] = github.url
@@ -349,17 +364,23 @@ def run_fault(fault: Fault) -> str | None:
     finally:
         if github:
             github.__exit__(None, None, None)
-        shutil.rmtree(folder, ignore_errors=True)
-        for pid in _leftovers():
+        for pid in _leftovers(folder / "tmp"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", help="run only this category")
     parser.add_argument("--skip-isolation", action="store_true")
+    parser.add_argument("--src", metavar="DIR",
+                        help="run the CLI from this source folder (e.g. an older checkout's "
+                             "src/) to compare before and after")
     args = parser.parse_args()
+    if args.src:
+        global SOURCE
+        SOURCE = str(Path(args.src).resolve())
     faults = [*bad_input_faults(), *disk_faults(), *secret_faults(), *injection_faults()]
     if not args.skip_isolation:
         faults += isolation_faults()

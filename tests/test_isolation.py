@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 
@@ -83,18 +84,19 @@ def test_a_timeout_kills_the_case_and_every_process_it_started():
     results = run_hostile("escape~hang", timeout_s=1.5)
     assert time.monotonic() - started < 20  # the escaped grandchild holds the case's output
     assert results["escape~hang"].status == "timeout"
-    assert not escaped_processes()
+    assert not _ours(escaped_processes(), this_process_cases())
 
 
 def test_a_process_left_behind_by_a_finished_case_is_stopped_with_it():
     started = time.monotonic()
+    mine = this_process_cases()
     try:
         results = run_hostile("escape,linger,ok")
         assert time.monotonic() - started < 300  # the escaped process lives for 600 s
         assert all(r.status == "ok" for r in results.values()), results
-        assert not escaped_processes() and not escaped_processes(LINGER)
+        assert not _ours(escaped_processes() + escaped_processes(LINGER), mine)
     finally:
-        for process in escaped_processes() + escaped_processes(LINGER):
+        for process in _ours(escaped_processes() + escaped_processes(LINGER), mine):
             process.kill()
 
 
@@ -140,22 +142,46 @@ def _hostile_run(tmp_path, cases: str) -> list[str]:
             "--no-preflight", "--out", str(tmp_path / f"{cases}.json")]
 
 
+def this_process_cases() -> str:
+    """The beginning of the case folders of cases this process runs."""
+    return f"{tempfile.gettempdir()}/torch-bench-case-{os.getpid()}."
+
+
+def _ours(processes, scratch):
+    """Those of `processes` whose case folder starts with `scratch` (other test runs on this
+    machine may have escaped processes of their own)."""
+    mine = []
+    for process in processes:
+        try:
+            folder = process.environ().get("TORCH_BENCH_CASE_FOLDER", "")
+        except psutil.Error:
+            continue
+        if folder.startswith(str(scratch)):
+            mine.append(process)
+    return mine
+
+
 def test_a_killed_run_takes_its_worker_along_and_the_next_run_its_leftovers(tmp_path):
-    started = subprocess.Popen(_hostile_run(tmp_path, "escape~hang"), cwd=tmp_path,
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    started = subprocess.Popen(_hostile_run(tmp_path, "escape~hang"), cwd=tmp_path, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while not escaped_processes() and time.monotonic() < deadline:
+        while not _ours(escaped_processes(), scratch) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert escaped_processes(), "the case never started its grandchild"
+        assert _ours(escaped_processes(), scratch), "the case never started its grandchild"
         worker = psutil.Process(started.pid).children()
         os.kill(started.pid, signal.SIGKILL)  # not its group: only the run itself dies
         started.wait()
         assert worker and psutil.wait_procs(worker, timeout=60)[1] == []  # the worker died
-        subprocess.run(_hostile_run(tmp_path, "ok"), cwd=tmp_path, check=True,
+        assert _ours(escaped_processes(), scratch)  # the grandchild is still there
+        subprocess.run(_hostile_run(tmp_path, "ok"), cwd=tmp_path, env=env, check=True,
                        capture_output=True, timeout=600)
-        assert not escaped_processes()  # the next run found what the killed one left
+        assert not _ours(escaped_processes(), scratch)  # the next run found it and killed it
+        assert not list(scratch.iterdir())  # and removed its folder
     finally:
-        for process in escaped_processes():
+        for process in _ours(escaped_processes(), scratch):
             process.kill()
