@@ -115,3 +115,33 @@ def test_a_read_only_disk_is_one_line_before_any_work(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].endswith(f"{folder} is on a read-only file system")
     assert lines[1].split() == ["left:", "report.csv"]
+
+
+def test_inputs_that_never_end_or_cannot_be_named_are_one_line(tmp_path, capsys, results):
+    code, err = run_cli(capsys, "export", "/dev/zero", "--format", "csv")
+    assert code == 2 and "/dev/zero: more than 64 MiB" in err
+    code, err = run_cli(capsys, "data", "compact", "--data", "9" * 5000)
+    assert code == 2 and "a name is too long" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_pipe_is_written_to_and_a_link_kept(tmp_path, capsys, results):
+    """An output that is a FIFO (or a device such as /dev/null) is written to, never replaced
+    by a regular file; an output that is a link keeps the link and replaces its target."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    code, err = run_cli(capsys, "export", results, "--csv", fifo)
+    reader.join(30)
+    assert code == 0, err
+    assert fifo.is_fifo() and received and received[0].startswith("model,")
+    real = tmp_path / "real.csv"
+    real.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    code, err = run_cli(capsys, "export", results, "--csv", link)
+    assert code == 0 and link.is_symlink() and real.read_text().startswith("model,")

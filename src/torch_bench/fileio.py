@@ -168,6 +168,10 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     problem = output_path_problem(target)
     if problem:
         raise OutputError(target, problem)
+    if target.is_symlink():  # the link stays; the file it points to is replaced
+        target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/null, a FIFO):
+        return _write_in_place(target, data)  # written to, never replaced by a file
     tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +192,15 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+def _write_in_place(target: Path, data: bytes) -> Path:
+    try:
+        with open(target, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise OutputError(target, _describe(exc), exc.errno or 0) from None
+    return target
 
 
 def _describe(exc: OSError) -> str:
