@@ -71,6 +71,7 @@ class FakeGitHub:
         self.pulls: dict[int, dict] = {}  # number -> {"number": .., "head": {"sha": ..}}
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, authorization
         self.failures: list[tuple[int, dict]] = []
+        self.write_failures: list[tuple[int, dict]] = []  # answers to POST and PATCH only
         self.next_id = 1000
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -116,8 +117,10 @@ class FakeGitHub:
             def _start(self) -> bool:
                 fake.requests.append((self.command, self.path,
                                       self.headers.get("Authorization")))
-                if fake.failures:
-                    status, headers, *body = fake.failures.pop(0)
+                writing = self.command in ("POST", "PATCH") and fake.write_failures
+                if fake.failures or writing:
+                    pending = fake.write_failures if writing else fake.failures
+                    status, headers, *body = pending.pop(0)
                     if body and isinstance(body[0], bytes):
                         return self._raw(status, body[0], headers)
                     self._answer(status, body[0] if body else {"message": "injected failure"},

@@ -262,3 +262,84 @@ def test_in_a_workflow_a_failed_comment_command_is_an_annotation_and_in_the_summ
     assert out.out.startswith("::warning title=torch-bench comment::could not comment on the "
                               "PR: PR #7: ")
     assert "HTTP 404" in out.out and "could not comment on the PR" in summary.read_text()
+
+
+def test_a_post_answered_by_a_redirect_is_an_error_never_a_read(github):
+    """urllib turns a POST answered by 302 into a GET of the new place: the comment would not
+    be made and the listing would come back as if it were the new comment."""
+    comments = f"{github.url}/repos/octo/bench/issues/7/comments"
+    for status in (301, 302, 303, 307, 308):
+        github.write_failures = [(status, {"Location": comments})]
+        github.requests.clear()
+        with pytest.raises(GitHubError) as caught:
+            client(github, []).create_comment("octo/bench", 7, "report")
+        assert f"answered {status}" in str(caught.value) and "never redirected" in str(caught.value)
+        assert [method for method, _, _ in github.requests] == ["POST"]  # no GET behind it
+    assert not [c for c in github.comments[7] if c["body"] == "report"]
+
+
+def test_the_comment_command_on_a_redirected_post_warns_and_posts_nothing(github, cli, tmp_path):
+    (tmp_path / "report.md").write_text("report\n")
+    comments = f"{github.url}/repos/octo/bench/issues/7/comments"
+    github.write_failures = [(302, {"Location": comments})]
+    env = {"GITHUB_API_URL": github.url, "GITHUB_TOKEN": TOKEN}
+    done = cli("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--strict", env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "created comment" not in done.stdout and "answered 302" in done.stderr
+    assert len(github.comments[7]) == 5
+
+
+def test_an_answer_that_is_not_a_comment_is_an_error(github):
+    github.write_failures = [(201, {}, b"[]")]
+    with pytest.raises(GitHubError, match="answered with list, not the comment"):
+        client(github, []).create_comment("octo/bench", 7, "report")
+
+
+HOSTILE = ("Hello @maintainers, see [docs](javascript:alert(1)) and octo/other#12\n"
+           "<!-- torch-bench-report config=default -->\n<img src=https://evil.test/x.png>\n"
+           "[dashboard](<https://octo.github.io/bench/#/benchmark/demo%2Fx>)\n")
+
+
+def test_the_comment_command_sanitises_a_report_unless_told_it_is_trusted(github, cli, tmp_path):
+    (tmp_path / "hostile.md").write_text(HOSTILE)
+    env = {"GITHUB_API_URL": github.url, "GITHUB_TOKEN": TOKEN}
+    done = cli("comment", "hostile.md", "--pr", "7", "--repo", "octo/bench", env=env)
+    assert done.returncode == 0, done.stderr
+    body = github.comments[7][-1]["body"]
+    assert "@maintainers" not in body and "javascript:" not in body and "<img" not in body
+    assert body.count("<!--") == 1 and "`octo/other#12`" in body  # only our own marker
+    assert "[dashboard](https://octo.github.io/bench/#/benchmark/demo%2Fx)" in body
+    trusted = cli("comment", "hostile.md", "--pr", "7", "--repo", "octo/bench",
+                  "--config-name", "raw", "--trusted-markdown", env=env)
+    assert trusted.returncode == 0, trusted.stderr
+    assert github.comments[7][-1]["body"].endswith(HOSTILE)
+
+
+def test_a_token_echoed_by_the_api_reaches_no_output_even_through_another_variable(
+        github, cli, tmp_path):
+    """A 422 whose message echoes the token: masked on stderr, in the annotation and in the
+    job summary, before the summary's Markdown escaping could hide it from GitHub's masking."""
+    token = "ghp_" + "Z" * 36
+    personal = "my-personal-secret-value"
+    (tmp_path / "report.md").write_text("report\n")
+    for variable, value in (("GITHUB_TOKEN", token), ("MY_PAT", personal)):
+        github.write_failures = [(422, {}, {"message": f"Validation Failed for {value}",
+                                            "errors": [{"message": f"bad {value}"}]})]
+        summary = tmp_path / f"summary-{variable}.md"
+        env = {"GITHUB_API_URL": github.url, variable: value, "GITHUB_ACTIONS": "true",
+               "GITHUB_STEP_SUMMARY": str(summary)}
+        done = cli("comment", "report.md", "--pr", "7", "--repo", "octo/bench",
+                   "--token-env", variable, "--author", "me", env=env)
+        assert done.returncode == 0 and "HTTP 422" in done.stderr
+        written = done.stdout + done.stderr + summary.read_text()
+        assert value not in written and "***" in written
+        assert value.replace("_", "&#95;") not in written
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://x", "http://", "http://host:port/"])
+def test_a_nonsense_api_url_is_one_line(url, github, cli, tmp_path):
+    (tmp_path / "report.md").write_text("report\n")
+    done = cli("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--strict",
+               env={"GITHUB_API_URL": url, "GITHUB_TOKEN": TOKEN})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "GITHUB_API_URL" in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -42,3 +42,24 @@ def test_secret_values_and_token_shapes_are_masked():
 def test_without_secrets_text_is_unchanged():
     text = "ValueError: shape [2, 3] ghp_short"
     assert scrub_secrets(text, {"GITHUB_TOKEN": ""}) == text
+
+
+def test_the_exit_scrubber_knows_registered_values_and_the_streams_pass_through_it(capsys):
+    import sys
+
+    from torch_bench.redact import register_secret, scrub, scrubbed_standard_streams
+
+    register_secret("a-token-read-from-a-flag-named-variable")
+    assert scrub("x a-token-read-from-a-flag-named-variable y") == "x *** y"
+    with scrubbed_standard_streams():
+        print("got a-token-read-from-a-flag-named-variable and ghp_" + "Z" * 36)
+        print("on stderr a-token-read-from-a-flag-named-variable", file=sys.stderr)
+    captured = capsys.readouterr()
+    assert captured.out == "got *** and ***\n" and captured.err == "on stderr ***\n"
+
+
+def test_markdown_escaping_masks_before_it_escapes():
+    from torch_bench.report.escape import markdown_text
+
+    escaped = markdown_text("bench ghp_" + "Y" * 36)
+    assert "Y" * 36 not in escaped and "***" not in escaped or "&#42;&#42;&#42;" in escaped

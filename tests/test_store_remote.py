@@ -390,3 +390,59 @@ def test_a_store_killed_mid_push_leaves_a_scratch_folder_the_next_store_sweeps(t
     subprocess.run([sys.executable, "-c", code, str(remote), "next"], env=env, check=True)
     assert not leaked.exists() and live.exists()
     assert [p.name for p in scratch.iterdir()] == [live.name]
+
+
+def _flaky(backend, failures: list):
+    """`backend`, answering 503 to its first requests while `failures` holds tokens."""
+    class Flaky(backend):
+        def _serve(self):
+            if failures:
+                failures.pop()
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super()._serve()
+
+        do_GET = do_POST = _serve  # noqa: N815
+    return Flaky
+
+
+def test_a_fetch_that_fails_for_a_passing_reason_is_retried(tmp_path, cli):
+    """The server answers 503 to the first fetches: the store waits and tries again instead
+    of losing the run."""
+    repositories = tmp_path / "served"
+    bare_remote(repositories / "org", "repo.git")
+    failures = ["503"] * 3
+    server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                 _flaky(_git_http_backend(repositories, []), failures))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/org/repo.git"
+        done = cli("store", str(save(tmp_path, a_run(), "r.json")), "--remote", url)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert not failures and "a git step failed" in done.stderr and "503" in done.stderr
+    assert len(branch_files(repositories / "org" / "repo.git")) == 3
+
+
+def test_failures_of_git_steps_are_told_apart():
+    from torch_bench.store.retry import classify_failure
+
+    transient = ["fatal: shallow file has changed since we read it",
+                 "fatal: unable to access 'https://x/': The requested URL returned error: 503",
+                 "error: RPC failed; curl 56 Recv failure: Connection reset by peer",
+                 "fatal: the remote end hung up unexpectedly",
+                 "fatal: Unable to create '/r/.git/shallow.lock': File exists."]
+    refused = ["fatal: Authentication failed for 'https://x/y.git/'",
+               "fatal: unable to access 'https://x/': The requested URL returned error: 403",
+               "fatal: unable to access 'https://x/': The requested URL returned error: 302",
+               "fatal: '/not/a/repo' does not appear to be a git repository",
+               "remote: Repository not found.",
+               "fatal: invalid gitfile format: /work/r.json\nfatal: Could not read from remote "
+               "repository.",
+               "fatal: something no one has seen before"]
+    assert all(classify_failure(text) is Verdict.TRANSIENT for text in transient)
+    assert all(classify_failure(text) is Verdict.REFUSED for text in refused)

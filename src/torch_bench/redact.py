@@ -1,15 +1,23 @@
-"""Keeping tokens out of case processes and out of every text we capture.
+"""Keeping tokens out of case processes and out of every text that leaves the process.
 
 Pure functions over an environment mapping and a text: which variables hold secrets, an
 environment without them, and a text with their values (and anything shaped like a GitHub
-token) replaced by a mask.
+token) replaced by a mask. `scrub` is the one scrubber of the exit: it knows the secret
+variables of the environment, the values registered with `register_secret` (a token read from
+a variable named by a flag) and the shapes of GitHub's tokens. The command line wraps its
+standard output and error in `ScrubbingStream`s, files are scrubbed by the safe writer, API
+bodies by the GitHub client. Text that is escaped later (Markdown, HTML) is scrubbed before
+the escaping: `ghp&#95;...` is no longer a token to any scanner, GitHub's masking included.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TextIO
 
 MASK = "***"
 ALWAYS_SECRET = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN"})
@@ -54,3 +62,54 @@ def scrub_secrets(text: str, environ: Mapping[str, str] | None = None,
     for value in secret_values(os.environ if environ is None else environ, extra_names):
         text = text.replace(value, MASK)
     return GITHUB_TOKEN_SHAPES.sub(MASK, text)
+
+
+_REGISTERED: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Mask `value` in every text that leaves this process from now on."""
+    if value and len(value.strip()) >= MIN_MASKED_LENGTH:
+        _REGISTERED.add(value.strip())
+
+
+def scrub(text: str) -> str:
+    """`text` without the environment's secrets, the registered ones or token shapes."""
+    if not isinstance(text, str) or not text:
+        return text
+    for value in sorted(_REGISTERED, key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return scrub_secrets(text)
+
+
+class ScrubbingStream:
+    """A text stream that scrubs every write before passing it on; anything else (isatty,
+    fileno, encoding, flush) is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def scrubbed_standard_streams() -> Iterator[None]:
+    """Standard output and error scrubbed for the duration (the command line's exit)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.stdout, sys.stderr = saved

@@ -4,9 +4,12 @@ escaped child processes. Each case's behaviour is the part of its name before an
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 
 from torch_bench.results.schema import measured
 from torch_bench.suites.base import CaseSpec, Option, Output, Suite, parse_name_list
@@ -15,6 +18,8 @@ FAKE_TOKEN = "ghp_" + "A1b2C3d4" * 5  # the shape of a GitHub token, not a real 
 # The grandchild leaves the case's session, so killing the case's process group misses it,
 # and it keeps the case's stdout and stderr open for ten minutes.
 ESCAPE = "import os, time; os.setsid(); time.sleep(600)"
+# A child that stays in the case's process group and outlives the case if nothing stops it.
+LINGER = "import time; time.sleep(600)  # torch-bench lingering child"
 
 
 def plan(options, device):
@@ -50,8 +55,28 @@ def run_case(case, ctx):
         _escape()
         if case.name.endswith("~hang"):
             time.sleep(3600)
-    return [measured(case.suite, case.name, "latency", _samples(behaviour), params=case.params,
-                     group="hostile")]
+    if behaviour == "linger":
+        subprocess.Popen([sys.executable, "-c", LINGER])
+    if behaviour == "thread":  # a non-daemon thread keeps the process alive after the case
+        threading.Thread(target=time.sleep, args=(600,)).start()
+    if behaviour == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if behaviour == "flood":  # far more output than anyone should keep, then a crash
+        for _ in range(64):
+            sys.stdout.write("x" * (1 << 20) + "\n")
+        sys.stdout.flush()
+        os._exit(3)
+    if behaviour == "huge":
+        raise RuntimeError("y" * 20_000_000)
+    if behaviour == "empty":
+        return []
+    result = measured(case.suite, case.name, "latency", _samples(behaviour), params=case.params,
+                      group="hostile")
+    if behaviour == "sideways":
+        result = replace(result, direction="sideways")
+    if behaviour == "slash":
+        result = replace(result, suite="a/b")
+    return [result]
 
 
 SUITE = Suite(

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 from torch_bench import __version__
 from torch_bench.errors import UserError
+from torch_bench.fileio import os_error_line
+from torch_bench.redact import scrubbed_standard_streams
 
 
 class Command(NamedTuple):
@@ -52,10 +54,18 @@ def chosen_command(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the flag and the value (argparse would print the
+    whole usage block first), and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser with the chosen command registered in full and the others as a one-line
     entry each (all in full when `argv` is None)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="torch-bench",
         description="Continuous benchmarking for PyTorch: run suites, keep results, compare.",
     )
@@ -71,13 +81,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it prints passes the secret scrubber on its way out."""
+    with scrubbed_standard_streams():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except UserError as exc:
         print(f"torch-bench: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return getattr(exc, "exit_status", EXIT_USAGE)  # 1 for a full or read-only disk
+    except OSError as exc:  # the last line of defence: a file no command checked for
+        line, status = os_error_line(exc)
+        print(f"torch-bench: error: {line}", file=sys.stderr)
+        return status
     except KeyboardInterrupt:
         print("torch-bench: interrupted", file=sys.stderr)
         return 130

@@ -11,6 +11,7 @@ from pathlib import Path
 from torch_bench.errors import UserError
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
+from torch_bench.report.sanitise import allowed_hosts, sanitise_markdown
 
 EXIT_COMMENT_FAILED = 1
 REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -28,7 +29,10 @@ def register(subparsers) -> None:
         help="post or update the PR comment with a report",
         description="Post REPORT (Markdown) as a comment on a pull request, or update the "
                     "comment an earlier call made for the same --config-name (only a comment "
-                    "written by the token's own identity is ever updated). Uses "
+                    "written by the token's own identity is ever updated). The report is "
+                    "sanitised first (no mentions, raw HTML, hidden markers, images, links "
+                    "to other hosts or cross-references), as a fork's report must be; "
+                    "--trusted-markdown posts it as it is. Uses "
                     "GITHUB_API_URL and the token in GITHUB_TOKEN. A report longer than "
                     "GitHub's 65,536 characters keeps its worst rows and links to the full "
                     "report. A failed call is a warning unless --strict.",
@@ -53,6 +57,9 @@ def register(subparsers) -> None:
     parser.add_argument("--full-report-url", metavar="URL",
                         help="where a trimmed comment links to (default: this workflow run's "
                              "page, whose job summary holds the full report)")
+    parser.add_argument("--trusted-markdown", action="store_true",
+                        help="post REPORT as it is, without sanitising it: only for a report "
+                             "this workflow wrote itself, never for one a fork PR produced")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when the comment could not be posted")
     parser.set_defaults(handler=handle)
@@ -96,6 +103,8 @@ def handle(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.token_env):
         raise UserError(f"--token-env: {args.token_env[:40]!r} is not a variable name")
     link = full_report(args)
+    if not args.trusted_markdown:
+        report = sanitise_markdown(report, allowed_hosts(os.environ, args.repo))
     try:
         client = client_from_env(os.environ, args.token_env)
         action, comment = upsert_comment(client, args.repo, number, report, args.config_name,

@@ -27,6 +27,8 @@ from torch_bench.analyze.baseline import (
 from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
+from torch_bench.boundary import http_url
+from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
 from torch_bench.report import actions
@@ -115,7 +117,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--config-name", default="default", metavar="NAME",
                      help="configuration this report is about (one PR comment per name)")
     out.add_argument("--title", default="torch-bench", help="report heading")
-    out.add_argument("--dashboard-link", metavar="URL",
+    out.add_argument("--dashboard-link", metavar="URL", type=http_url,
                      help="link template for a benchmark's dashboard page; {id} is replaced")
     out.add_argument("--fork-dir", metavar="DIR",
                      help="also write report.md and pr-number.txt here, for a workflow_run "
@@ -175,6 +177,7 @@ def load_runs(path: str, what: str) -> list[Run]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    check_outputs({"--markdown": args.markdown, "--json": args.json})
     policy = policy_from(args)
     head = load_runs(args.head, "HEAD")
     base_branch = args.base_branch or head[0].git.get("base_branch") or "main"

@@ -12,6 +12,7 @@ from torch_bench.cli.outputs import (
     EXPORT_FLAGS,
     STDOUT,
     add_export_arguments,
+    check_outputs,
     render_exports,
     write_exports,
 )
@@ -80,6 +81,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError("--format: say what to write: --format NAME, or --oss/--aipep/--csv FILE")
     if args.format:
         setattr(args, f"export_{args.format}", args.out or STDOUT)
+    check_outputs({flag: getattr(args, f"export_{name}") for name, flag in EXPORT_FLAGS.items()})
     options = ExportOptions(unit=args.unit, all_metrics=args.export_all_metrics)
     rendered = render_exports(load_run(args.results), args, options)
     write_exports(rendered, Console(stderr=True))

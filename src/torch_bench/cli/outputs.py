@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from torch_bench.errors import UserError
-from torch_bench.fileio import write_text_atomic
+from torch_bench.fileio import output_path_problem, refuse_shared_outputs, write_text_atomic
 from torch_bench.formats import ExportOptions, exporter
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import Run
@@ -62,30 +62,20 @@ def write_exports(rendered: dict[str, str], console: Console) -> None:
             console.print(f"wrote {escape(str(write_text_atomic(path, text)))}")
 
 
-def output_path_problem(path: str | os.PathLike) -> str | None:
-    """Why a file cannot be written at `path` (it is a folder, or under a file, or in a folder
-    we may not write to), or None."""
-    target = Path(path)
-    if target.is_dir():
-        return "is a directory; give a file name"
-    parent = target.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot write in {parent}"
-    return None
-
-
-def check_output_paths(args: argparse.Namespace) -> None:
-    """Fail before any work when an output flag names a place no file can be written."""
-    paths = {"--out": args.out, **{flag: getattr(args, f"export_{name}")
-                                   for name, flag in EXPORT_FLAGS.items()}}
+def check_outputs(paths: dict[str, str | None]) -> None:
+    """Fail before any work when an output flag ({flag: path}) names a place no file can be
+    written, or when two of them name one file."""
     for flag, path in paths.items():
         problem = path and path != STDOUT and output_path_problem(path)
         if problem:
             raise UserError(f"{flag}: {path}: {problem}")
+    refuse_shared_outputs(paths, stdout=STDOUT)
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """`check_outputs` for --out and the export flags."""
+    exports = {flag: getattr(args, f"export_{name}") for name, flag in EXPORT_FLAGS.items()}
+    check_outputs({"--out": getattr(args, "out", None), **exports})
 
 
 def write_outputs(run: Run, args: argparse.Namespace, console: Console,

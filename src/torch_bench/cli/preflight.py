@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.measure.preflight import Thresholds, run_preflight
 
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
 
 def add_cpu_busy_limit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--cpu-busy-limit", type=float, metavar="PERCENT",
+        "--cpu-busy-limit", type=number(0, 1e6, unit="%"), metavar="PERCENT",
         help="CPU other processes may use during the check, in percent of one core, before "
              "the run is untrusted (default 10; 100 = one whole core)")
 

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.store.access import credentials_for, default_remote
@@ -51,7 +52,8 @@ def register(subparsers) -> None:
     parser.add_argument("--baseline-branch", metavar="BRANCH",
                         help="branch the 'vs baseline' columns compare with "
                              "(default: main, else master, else the busiest branch)")
-    parser.add_argument("--change-point-window", type=int, default=CHANGE_POINT_WINDOW,
+    parser.add_argument("--change-point-window", type=number(0, 1_000_000, integer=True),
+                        default=CHANGE_POINT_WINDOW,
                         metavar="N",
                         help=f"search change points in the newest N baseline-branch runs of "
                              f"each benchmark (default {CHANGE_POINT_WINDOW}: the whole "

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
@@ -43,12 +44,13 @@ def register(subparsers) -> None:
                              "Action's data-folder)")
     parser.add_argument("--to-folder", metavar="DIR",
                         help="write into this plain folder instead; no git")
-    parser.add_argument("--retry-for", type=float, default=RetryPolicy.budget,
+    parser.add_argument("--retry-for", type=number(0, 7 * 86_400, unit="s"),
+                        default=RetryPolicy.budget,
                         metavar="SECONDS",
                         help=f"keep retrying a push that lost the race to other writers for "
                              f"up to this long (default {RetryPolicy.budget:g}); giving up "
                              f"exits with status 1")
-    parser.add_argument("--attempts", type=int, default=None,
+    parser.add_argument("--attempts", type=number(1, 1_000_000, integer=True), default=None,
                         help="also stop after this many pushes (default: no limit)")
     parser.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",
                         help="environment variable holding the token for HTTPS remotes "

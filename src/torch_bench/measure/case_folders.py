@@ -1,7 +1,8 @@
 """Scratch folders of case processes, named after the process that owns them.
 
 A run killed before it could clean up leaves its folders behind; the next run removes those
-whose owner is gone (a folder of a run still going is never touched).
+whose owner is gone, and kills any process of that case still running (found by the marker
+variable naming its folder); a folder of a run still going is never touched.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 import psutil
+
+from torch_bench.measure.processes import kill_leftovers_of
 
 PREFIX = "torch-bench-case-"
 OWNED_NAME = re.compile(re.escape(PREFIX) + r"(\d+)\.(\d+)-")
@@ -50,6 +53,7 @@ def sweep_stale_case_folders(root: str | Path | None = None) -> list[Path]:
     for path in Path(root or tempfile.gettempdir()).glob(PREFIX + "*"):
         owner = owner_of(path.name)
         if owner is not None and path.is_dir() and not is_running(*owner):
+            kill_leftovers_of(path)  # a case tree whose run was killed: gone with its folder
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
 from torch_bench.fileio import write_text_atomic
+from torch_bench.redact import scrub
 from torch_bench.report.escape import annotation_data, annotation_property, markdown_text
 from torch_bench.report.fit import SUMMARY_LIMIT, fit_report, utf8_length
 
@@ -105,7 +106,7 @@ def format_outputs(outputs: Mapping[str, str]) -> str:
 
 def append_to(path: str | os.PathLike, text: str) -> None:
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(text)
+        handle.write(scrub(text))
 
 
 def run_url(environ: Mapping[str, str] = os.environ) -> str | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from torch_bench.redact import scrub
+
 # Characters with a meaning in GitHub Markdown, written as HTML character references, which
 # GitHub renders as the character itself and never interprets. `@` is the exception: GitHub
 # may decode references before it links mentions, so a zero-width joiner follows it instead.
@@ -22,8 +24,9 @@ _WHITESPACE = re.compile(r"\s+")
 def markdown_text(value: object, limit: int = 200) -> str:
     """`value` as inline Markdown text that renders literally: one line, every Markdown or
     HTML special character as a character reference (`@` as `@` and a zero-width joiner), at
-    most `limit` characters shown."""
-    text = _WHITESPACE.sub(" ", str(value)).strip()
+    most `limit` characters shown. Secrets are masked first: once escaped, a token is no
+    longer recognisable by any scanner, GitHub's masking included."""
+    text = _WHITESPACE.sub(" ", scrub(str(value))).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return _MARKDOWN_SPECIAL.sub(lambda m: _MARKDOWN_REFERENCES[m.group()], text)

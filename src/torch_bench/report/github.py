@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from torch_bench.redact import register_secret, scrub
 from torch_bench.report.escape import marker_key
 from torch_bench.report.fit import COMMENT_LIMIT, fit_report, utf16_length
 
@@ -43,7 +44,7 @@ class GitHubError(Exception):
 
     def __init__(self, message: str, status: int | None = None,
                  maybe_stored: bool = False) -> None:
-        super().__init__(message)
+        super().__init__(scrub(message))  # GitHub's messages may echo what we sent
         self.status = status
         self.maybe_stored = maybe_stored  # a write that may have reached GitHub anyway
 
@@ -75,9 +76,17 @@ def origin(url: str) -> tuple[str, str, int | None]:
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows redirects, dropping the token when one leads to another origin."""
+    """Follows the redirects of reads, dropping the token when one leads to another origin.
+    A write is never redirected: urllib would turn a POST answered by 302 into a GET of the
+    new place, and the comment would silently not be made."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
+        method = req.get_method()
+        if method not in ("GET", "HEAD"):
+            raise GitHubError(f"{method} {_path(req.full_url)}: the API answered {code} (a "
+                              f"redirect to {origin(newurl)[1] or newurl[:80]}); a write is "
+                              f"never redirected, nothing was posted (is GITHUB_API_URL the "
+                              f"REST API?)", code)
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and origin(newurl) != origin(req.full_url):
             for name in list(new.headers):
@@ -90,6 +99,7 @@ class GitHubClient:
     def __init__(self, token: str, api_url: str = DEFAULT_API_URL, *, retries: int = 4,
                  backoff_s: float = 1.0, sleep: Callable[[float], None] = time.sleep,
                  timeout_s: float = 30.0, clock: Callable[[], float] = time.time) -> None:
+        register_secret(token)
         self._token = token
         self.api_url = api_url.rstrip("/")
         self.retries = retries
@@ -116,7 +126,7 @@ class GitHubClient:
         """One call with GitHub's retry rules. A failed POST is not repeated here (it may have
         been stored): the GitHubError says so and the caller decides."""
         target = url if url.startswith(("http://", "https://")) else self.api_url + url
-        data = json.dumps(body).encode() if body is not None else None
+        data = scrub(json.dumps(body)).encode() if body is not None else None
         waited_secondary = False
         for attempt in range(self.retries + 1):
             req = urllib.request.Request(target, data=data, method=method,
@@ -179,12 +189,22 @@ class GitHubClient:
         return str(login)
 
     def create_comment(self, repo: str, pr: int, body: str) -> dict:
-        return self.request("POST", f"/repos/{repo}/issues/{int(pr)}/comments",
-                            {"body": body}).body
+        path = f"/repos/{repo}/issues/{int(pr)}/comments"
+        return _comment(self.request("POST", path, {"body": body}), "POST", path)
 
     def update_comment(self, repo: str, comment_id: int, body: str) -> dict:
-        return self.request("PATCH", f"/repos/{repo}/issues/comments/{int(comment_id)}",
-                            {"body": body}).body
+        path = f"/repos/{repo}/issues/comments/{int(comment_id)}"
+        return _comment(self.request("PATCH", path, {"body": body}), "PATCH", path)
+
+
+def _comment(answer: Response, method: str, path: str) -> dict:
+    """The comment a write answered with; a GitHubError when the answer is not one."""
+    body = answer.body
+    if not isinstance(body, dict) or not isinstance(body.get("id"), int):
+        kind = type(body).__name__ if body is not None else "an empty answer"
+        raise GitHubError(f"{method} {path}: HTTP {answer.status} answered with {kind}, not "
+                          f"the comment (is GITHUB_API_URL the REST API?)", answer.status)
+    return body
 
 
 def comment_body(report: str, config: str, full_report: str | None = None) -> str:
@@ -312,4 +332,18 @@ def client_from_env(environ: Mapping[str, str] = os.environ,
     token = environ.get(token_variable)
     if not token:
         raise GitHubError(f"no token: set {token_variable}")
-    return GitHubClient(token, environ.get("GITHUB_API_URL") or DEFAULT_API_URL)
+    register_secret(token)
+    api_url = environ.get("GITHUB_API_URL") or DEFAULT_API_URL
+    if not valid_api_url(api_url):
+        raise GitHubError(f"GITHUB_API_URL: {api_url[:80]!r} is not an http(s) URL")
+    return GitHubClient(token, api_url)
+
+
+def valid_api_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname)
+            and not any(c.isspace() or ord(c) < 32 for c in url))

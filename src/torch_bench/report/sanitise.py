@@ -14,7 +14,7 @@ it can mention nobody, reference no other issue, hide nothing, load nothing from
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 ZERO_WIDTH_JOINER = "\u200d"
@@ -31,12 +31,22 @@ _INLINE = re.compile(
     re.IGNORECASE)
 
 
+def allowed_hosts(environ: Mapping[str, str], repository: str | None = None) -> set[str]:
+    """Hosts an untrusted report may link to: the GitHub server and the repository's Pages."""
+    server = urlsplit(environ.get("GITHUB_SERVER_URL") or "https://github.com").hostname or ""
+    owner = (repository or environ.get("GITHUB_REPOSITORY") or "").split("/")[0].lower()
+    return {server, f"{owner}.github.io"} if owner else {server}
+
+
 def sanitise_markdown(text: str, allowed_hosts: Iterable[str]) -> str:
     allowed = {h.lower() for h in allowed_hosts if h}
     text = _AT_ENTITY.sub("@", text)
-    text = _HTML.sub("&lt;", text)
     text = _IMAGE.sub(lambda m: m.group(1), text)
-    text = _LINK.sub(lambda m: m.group(0) if _host(m.group(2)) in allowed else m.group(1), text)
+    # Links first, so that an allowed one written `[text](<url>)` keeps working once raw
+    # HTML is shown as text: it is rewritten without the angle brackets.
+    text = _LINK.sub(lambda m: f"[{m.group(1)}]({m.group(2)})" if _host(m.group(2)) in allowed
+                     else m.group(1), text)
+    text = _HTML.sub("&lt;", text)
     text = _REFERENCE_DEFINITION.sub(lambda m: "\\" + m.group(1), text)
 
     def inline(match: re.Match) -> str:

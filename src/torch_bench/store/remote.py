@@ -23,7 +23,14 @@ from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.git import Credentials, Git, GitError
-from torch_bench.store.retry import RetryPolicy, Verdict, classify_push, display_url
+from torch_bench.store.retry import (
+    PushOutcome,
+    RetryPolicy,
+    Verdict,
+    classify_failure,
+    classify_push,
+    display_url,
+)
 from torch_bench.store.scratch import scratch_folder
 from torch_bench.store.trees import Entries, add_files, directories_of, parse_tree
 
@@ -105,18 +112,22 @@ def store_runs(
         attempt = 0
         while True:
             attempt += 1
-            tip = _fetch_tip(git, target.branch, where)
-            root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
-            added = sorted({files[path][0] for path in files if path not in existing})
-            present = tuple(sorted({run.run_id for run in runs} - set(added)))
-            if not added:
-                return StoreReport((), present, None, attempt)
-            commit = _commit(git, tip, trees, root, Path(scratch) / "trees",
-                             commit_message(added))
-            done = git.run("push", "--porcelain", "--no-verify", "origin",
-                           f"{commit}:refs/heads/{target.branch}", check=False)
-            outcome = classify_push(done.returncode, done.stdout, done.stderr,
-                                    f"refs/heads/{target.branch}")
+            try:
+                tip = _fetch_tip(git, target.branch, where)
+                root, trees, existing = add_files(_read_trees(git, tip, directories), blobs)
+            except _Transient as exc:
+                outcome = PushOutcome(Verdict.TRANSIENT, str(exc))
+            else:
+                added = sorted({files[path][0] for path in files if path not in existing})
+                present = tuple(sorted({run.run_id for run in runs} - set(added)))
+                if not added:
+                    return StoreReport((), present, None, attempt)
+                commit = _commit(git, tip, trees, root, Path(scratch) / "trees",
+                                 commit_message(added))
+                done = git.run("push", "--porcelain", "--no-verify", "origin",
+                               f"{commit}:refs/heads/{target.branch}", check=False)
+                outcome = classify_push(done.returncode, done.stdout, done.stderr,
+                                        f"refs/heads/{target.branch}")
             if outcome.verdict is Verdict.PUSHED:
                 return StoreReport(tuple(added), present, commit, attempt)
             if outcome.verdict is Verdict.REFUSED:
@@ -124,12 +135,24 @@ def store_runs(
                                  f"(not retried: this is not a race with another writer)")
             delay = policy.next_delay(attempt, clock() - started, rng)
             if delay is None:
-                raise GaveUp(f"{where}: gave up after {attempt} attempts in "
-                             f"{clock() - started:.0f} s (budget {policy.describe()}), other "
-                             f"writers kept pushing first; nothing was stored, run the store "
-                             f"again or raise --retry-for")
-            log(f"push lost a race ({outcome.reason}); attempt {attempt + 1} in {delay:.2f}s")
+                raise GaveUp(_gave_up(where, outcome, attempt, clock() - started, policy))
+            what = ("push lost a race" if outcome.verdict is Verdict.RACE
+                    else "a git step failed")
+            log(f"{what} ({outcome.reason}); attempt {attempt + 1} in {delay:.2f}s")
             sleep(delay)
+
+
+def _gave_up(where: str, outcome: PushOutcome, attempts: int, elapsed: float,
+             policy: RetryPolicy) -> str:
+    why = ("other writers kept pushing first" if outcome.verdict is Verdict.RACE
+           else f"the last failure: {outcome.reason}")
+    return (f"{where}: gave up after {attempts} attempts in {elapsed:.0f} s (budget "
+            f"{policy.describe()}), {why}; nothing was stored, run the store again or raise "
+            f"--retry-for")
+
+
+class _Transient(Exception):
+    """A step of one attempt failed for a reason a later attempt may not meet."""
 
 
 @contextlib.contextmanager
@@ -151,6 +174,10 @@ def _scratch_repository(directory: Path, target: Target,
     repo.mkdir()
     git = Git(repo, credentials)
     git.run("init", "-q")
+    # No background gc or maintenance after a fetch: a detached one rewrites the shallow file
+    # while the next attempt's fetch reads it ("shallow file has changed since we read it").
+    for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
+        git.run("config", key, value)
     if git.run("check-ref-format", f"refs/heads/{target.branch}", check=False).returncode:
         raise UserError(f"--branch: {target.branch!r} is not a valid branch name")
     git.run("remote", "add", "origin", resolve_remote(target.remote))
@@ -177,6 +204,8 @@ def _fetch_tip(git: Git, branch: str, where: str) -> str | None:
         return git.out("rev-parse", f"refs/remotes/origin/{branch}^{{commit}}")
     if "couldn't find remote ref" in done.stderr:
         return None
+    if classify_failure(done.stderr) is Verdict.TRANSIENT:
+        raise _Transient(f"could not fetch: {_last_line(done.stderr)}")
     raise StoreError(f"could not fetch from {where}: {_last_line(done.stderr)}")
 
 
@@ -185,7 +214,10 @@ def _read_trees(git: Git, tip: str | None, directories: list[str]) -> dict[str, 
     if tip is None:
         return {}
     specs = "".join(f"{tip}:{d}\n" if d else f"{tip}^{{tree}}\n" for d in directories)
-    output = git.raw("cat-file", "--batch", input=specs.encode())
+    try:
+        output = git.raw("cat-file", "--batch", input=specs.encode())
+    except GitError as exc:  # e.g. a tree the shallow fetch did not bring, read lazily
+        raise _Transient(f"could not read the tip's folders: {exc}") from None
     trees, position = {}, 0
     for directory in directories:
         end = output.index(b"\n", position)
@@ -223,5 +255,12 @@ def _commit(git: Git, tip: str | None, trees: dict[str, bytes], root: str, direc
 
 
 def _last_line(text: str) -> str:
+    """git's reason: its first `fatal:` or `error:` line other than the generic "Could not
+    read from remote repository" (whose next lines, "...and the repository exists.", would
+    mislead), else its last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    specific = [line for line in lines if line.startswith(("fatal:", "error:"))
+                and "could not read from remote repository" not in line.lower()]
+    if specific:
+        return specific[0]
     return lines[-1] if lines else "git failed without a message"

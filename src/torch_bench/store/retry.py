@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit, urlunsplit
@@ -11,13 +12,36 @@ from urllib.parse import urlsplit, urlunsplit
 class Verdict(str, Enum):
     PUSHED = "pushed"
     RACE = "race"  # another writer moved the branch first: fetch, re-apply, retry
-    REFUSED = "refused"  # anything else: authentication, protection, hooks; never retried
+    TRANSIENT = "transient"  # a step failed for a passing reason (network, a lock): retry
+    REFUSED = "refused"  # authentication, protection, hooks, no such repository: never retried
 
 
 # Why a ref update is rejected when someone else pushed first (git's own wording, from
 # `git push --porcelain` and from receive-pack's ref transaction on the remote side).
 RACE_REASONS = ("fetch first", "non-fast-forward", "stale info", "failed to update ref",
                 "failed to lock", "cannot lock ref", "incorrect old value")
+
+
+# Failures of a git step that a later attempt may not meet: another git process held a lock
+# or changed the shallow file under us, the connection broke, the server was briefly unwell.
+# Anything else (no such repository, no access, a redirect, a bundle or file given as the
+# remote) ends the store at once: retrying it would only wait out the budget.
+TRANSIENT_FAILURES = (
+    "shallow file has changed", ".lock': file exists", "cannot lock ref",
+    "the remote end hung up", "early eof", "rpc failed", "unexpected disconnect",
+    "connection reset", "connection timed out", "operation timed out", "timed out after",
+    "empty reply from server", "recv failure", "send failure", "transfer closed",
+    "gnutls recv error", "ssl_read", "index-pack failed")
+PERMANENT_FAILURES = (
+    "authentication failed", "could not read username", "could not read password",
+    "terminal prompts disabled", "permission denied", "access denied", "repository not found",
+    "does not appear to be a git repository", "not a git repository",
+    "could not resolve host", "unsupported protocol", "invalid refspec", "not a valid ref",
+    "unable to find remote helper", "invalid gitfile format",
+    "ssl certificate problem", "server certificate verification failed")
+# An HTTP status git reports: 5xx, a timeout or a rate limit may pass; a redirect (never
+# followed, so the token stays with its origin) or another 4xx will not.
+TRANSIENT_HTTP = re.compile(r"returned error: (?:5\d\d|408|429)\b")
 
 
 @dataclass(frozen=True)
@@ -40,7 +64,18 @@ def classify_push(returncode: int, stdout: str, stderr: str, ref: str) -> PushOu
         return PushOutcome(Verdict.REFUSED, _with_remote_messages(summary, stderr))
     if returncode == 0:
         return PushOutcome(Verdict.PUSHED, "pushed")
-    return PushOutcome(Verdict.REFUSED, _last_error(stderr))
+    return PushOutcome(classify_failure(stderr), _last_error(stderr))
+
+
+def classify_failure(stderr: str) -> Verdict:
+    """Whether a failed git step (a fetch, a push that reported no ref) is worth retrying:
+    TRANSIENT for a known passing failure, REFUSED for anything else."""
+    text = stderr.lower()
+    if any(reason in text for reason in PERMANENT_FAILURES):
+        return Verdict.REFUSED
+    if TRANSIENT_HTTP.search(text) or any(reason in text for reason in TRANSIENT_FAILURES):
+        return Verdict.TRANSIENT
+    return Verdict.REFUSED
 
 
 def _remote_lines(stderr: str) -> list[str]:

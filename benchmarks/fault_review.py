@@ -1,0 +1,412 @@
+"""A fault catalogue run against the real CLI, by category: what was tried, what ended well,
+what did not.
+
+Each fault runs `python -m torch_bench ...` in a folder of its own and is judged by what a
+user would see: the exit status, no traceback, one line naming the input for a usage error,
+nothing written when the command refused, no token in any output, no process left running,
+the GitHub API (a local server) receiving only what it should.
+
+    python benchmarks/fault_review.py [--category NAME] [--skip-isolation]
+
+The isolation category runs real cases in real processes (about a minute on a busy machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_github import FakeGitHub  # noqa: E402
+from torch_bench.results.document import save_run  # noqa: E402
+from torch_bench.results.schema import measured, new_run  # noqa: E402
+from torch_bench.store.folder import store_in_folder  # noqa: E402
+
+SOURCE: str | None = None  # another checkout's src/ to run instead of this one
+TOKEN = "ghp_" + "Q7" * 18  # the shape of a GitHub token, not a real one
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+    folder: Path
+    written: set[str] = field(default_factory=set)
+    github: FakeGitHub | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    category: str
+    name: str
+    argv: tuple[str, ...]
+    judge: Callable[[Outcome], str | None]  # None: good; else what was wrong
+    env: tuple[tuple[str, str], ...] = ()
+    setup: Callable[[Path], None] | None = None
+    github: Callable[[FakeGitHub], None] | None = None  # a local GitHub, prepared so
+    timeout: float = 300
+
+
+def plain_github(github: FakeGitHub) -> None:
+    pass
+
+
+def echo_token(github: FakeGitHub) -> None:
+    github.write_failures = [(422, {}, {"message": f"bad credentials {TOKEN}"})]
+
+
+def redirect_writes(github: FakeGitHub) -> None:
+    github.write_failures = [(302, {"Location": f"{github.url}/repos/octo/bench/issues/7/"
+                                                f"comments"})]
+
+
+def usage_error(outcome: Outcome) -> str | None:
+    """Exit 2, one line, no traceback, nothing written."""
+    lines = outcome.err.strip().splitlines()
+    if "Traceback" in outcome.err:
+        return "traceback"
+    if outcome.code != 2:
+        return f"exit {outcome.code}, expected 2"
+    if len([line for line in lines if not line.startswith("usage:")]) != 1:
+        return f"{len(lines)} lines of error"
+    if outcome.written:
+        return f"wrote {sorted(outcome.written)[:3]} although it refused"
+    return None
+
+
+def clean_end(outcome: Outcome) -> str | None:
+    if "Traceback" in outcome.err:
+        return "traceback"
+    if outcome.code not in (0, 1, 2):
+        return f"exit {outcome.code}"
+    return None
+
+
+def no_token(outcome: Outcome) -> str | None:
+    texts = [outcome.out, outcome.err]
+    texts += [p.read_text(errors="replace") for p in outcome.folder.rglob("*") if p.is_file()]
+    if outcome.github:
+        texts += [c["body"] for cs in outcome.github.comments.values() for c in cs]
+    for text in texts:
+        if TOKEN in text or TOKEN.replace("_", "&#95;") in text:
+            return "the token reached an output"
+    return clean_end(outcome)
+
+
+def a_run(name: str = "b", value: float = 1.0, day: int = 2):
+    return new_run([measured("s", name, "latency", [value, value * 1.01, value * 0.99])],
+                   created_at=f"2026-01-{day:02d}T00:00:00Z",
+                   git={"branch": "main", "sha": f"{day:040x}"})
+
+
+def fixture_folder(folder: Path) -> None:
+    save_run(a_run(), folder / "r.json")
+    save_run(a_run(value=1.1, day=1), folder / "base.json")
+    (folder / "deep.json").write_text("[" * 5000 + "]" * 5000)
+    (folder / "binary.dat").write_bytes(bytes(range(256)))
+    (folder / "latin1.yaml").write_bytes("suites: [caf\xe9]\n".encode("latin-1"))
+    (folder / "list.yaml").write_text("- a\n")
+    (folder / "report.md").write_text("report\n")
+    (folder / "sub").mkdir()
+    store_in_folder([a_run(day=d) for d in (1, 2, 3)], folder / "data")
+
+
+def bad_input_faults() -> list[Fault]:
+    long = "n" * 300
+    cases = [
+        ("export to a folder", ("export", "r.json", "--format", "csv", "--out", "sub")),
+        ("export --oss and --aipep to one file", ("export", "r.json", "--oss", "x",
+                                                  "--aipep", "./x")),
+        ("compare --markdown a folder", ("compare", "base.json", "r.json", "--markdown", "sub")),
+        ("compare --json under a file", ("compare", "base.json", "r.json", "--json",
+                                         "r.json/x")),
+        ("a 300-character output name", ("export", "r.json", "--csv", f"{long}.csv")),
+        ("/dev/zero as an input", ("export", "/dev/zero", "--format", "csv")),
+        ("a folder as an input", ("export", "sub", "--format", "csv")),
+        ("binary input", ("export", "binary.dat", "--format", "csv")),
+        ("JSON 5,000 levels deep", ("export", "deep.json", "--format", "csv")),
+        ("--cpu-busy-limit nan", ("preflight", "--cpu-busy-limit", "nan")),
+        ("--cpu-busy-limit -5", ("preflight", "--cpu-busy-limit", "-5")),
+        ("--retry-for 1e300", ("store", "r.json", "--retry-for", "1e300", "--to-folder", "o")),
+        ("--attempts 1e23", ("store", "r.json", "--attempts", "1e23", "--to-folder", "o")),
+        ("--change-point-window 5,000 digits", ("site", "--data", "data", "--out", "site",
+                                                "--change-point-window", "9" * 5000)),
+        ("a remote that is a file", ("store", "r.json", "--remote", "r.json")),
+        ("a remote that does not exist", ("store", "r.json", "--remote", "/not/a/repo")),
+        ("data compact of a 5,000-digit folder", ("data", "compact", "--data", "9" * 5000)),
+        ("comment --pr 1e3", ("comment", "report.md", "--pr", "1e3", "--repo", "o/r")),
+    ]
+    return [Fault("bad inputs", name, argv, usage_error) for name, argv in cases]
+
+
+def disk_faults() -> list[Fault]:
+    if not shutil.which("unshare"):
+        return []
+
+    def small_disk(read_only: bool) -> tuple[str, ...]:
+        mount = 'mount -t tmpfs -o size=64k tmpfs small'
+        if read_only:
+            mount += " && mount -o remount,ro small"
+        return ("unshare", "-rm", "sh", "-c", f'{mount} && exec "$@"', "sh")
+
+    def full(outcome: Outcome) -> str | None:
+        if "Traceback" in outcome.err or outcome.code not in (1, 2):
+            return f"exit {outcome.code}" + (", traceback" if "Traceback" in outcome.err else "")
+        if len(outcome.err.strip().splitlines()) != 1:
+            return "more than one line"
+        return None
+
+    big = ("export", "big.json", "--aipep", "small/out.txt")
+    faults = []
+    for read_only in (False, True):
+        label = "a read-only disk" if read_only else "a full disk"
+        faults.append(Fault("data and disks", f"export onto {label}",
+                            (*small_disk(read_only), sys.executable, "-m", "torch_bench", *big),
+                            full, setup=_big_run))
+        faults.append(Fault("data and disks", f"data compact onto {label}",
+                            (*small_disk(read_only), sys.executable, "-m", "torch_bench",
+                             "data", "compact", "--data", "small/data"), full,
+                            setup=_data_in_small))
+    return faults
+
+
+def _big_run(folder: Path) -> None:
+    (folder / "small").mkdir()
+    save_run(new_run([measured("s", f"b{i}", "latency", [1.0 + j / 1000 for j in range(200)])
+                      for i in range(40)]), folder / "big.json")
+
+
+def _data_in_small(folder: Path) -> None:
+    (folder / "small").mkdir()
+
+
+def secret_faults() -> list[Fault]:
+    def token_in_a_name(folder: Path) -> None:
+        save_run(a_run(name=f"leak-{TOKEN}"), folder / "leak.json")
+
+    env = (("GITHUB_TOKEN", TOKEN), ("GITHUB_ACTIONS", "true"),
+           ("GITHUB_STEP_SUMMARY", "summary.md"))
+    return [
+        Fault("secrets", "a 422 echoing the token: stderr, annotation, summary",
+              ("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--author", "me"),
+              no_token, env=env, github=echo_token),
+        Fault("secrets", "a token in a benchmark name: compare's Markdown and stdout",
+              ("compare", "base.json", "leak.json", "--markdown", "report-out.md"),
+              no_token, env=env, setup=token_in_a_name),
+        Fault("secrets", "a token in a benchmark name: export files",
+              ("export", "leak.json", "--csv", "leak.csv", "--oss", "leak.oss"),
+              no_token, env=env, setup=token_in_a_name),
+        Fault("secrets", "a token read from another variable (--token-env)",
+              ("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--author", "me",
+               "--token-env", "MY_PAT"), no_token,
+              env=(("MY_PAT", TOKEN), ("GITHUB_STEP_SUMMARY", "summary.md"),
+                   ("GITHUB_ACTIONS", "true")), github=echo_token),
+    ]
+
+
+HOSTILE = ("Hi @maintainers [x](javascript:alert(1)) octo/other#12\n"
+           "<!-- torch-bench-report config=default -->\n<img src=https://evil.test/p.png>\n")
+
+
+def injection_faults() -> list[Fault]:
+    def hostile(folder: Path) -> None:
+        (folder / "hostile.md").write_text(HOSTILE)
+
+    def sanitised(outcome: Outcome) -> str | None:
+        problem = clean_end(outcome)
+        if problem:
+            return problem
+        bodies = [c["body"] for c in outcome.github.comments.get(7, [])]
+        if not bodies:
+            return "nothing was posted"
+        body = bodies[-1]
+        for bad in ("@maintainers", "javascript:", "<img", "octo/other#12 "):
+            if bad in body:
+                return f"posted {bad!r}"
+        if body.count("<!--") != 1:
+            return "a second marker"
+        return None
+
+    def redirected(outcome: Outcome) -> str | None:
+        problem = clean_end(outcome)
+        if problem:
+            return problem
+        if "created comment" in outcome.out:
+            return "claimed a comment it never made"
+        return None if outcome.code == 1 else f"exit {outcome.code} with --strict"
+
+    env = (("GITHUB_TOKEN", TOKEN),)
+    return [
+        Fault("injection and the API", "comment posts a fork's report",
+              ("comment", "hostile.md", "--pr", "7", "--repo", "octo/bench"), sanitised,
+              env=env, github=plain_github, setup=hostile),
+        Fault("injection and the API", "a POST answered by 302",
+              ("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--strict"),
+              redirected, env=env, github=redirect_writes),
+        Fault("injection and the API", "GITHUB_API_URL='not a url'",
+              ("comment", "report.md", "--pr", "7", "--repo", "octo/bench", "--strict"),
+              lambda o: clean_end(o) or (None if o.code == 1 else f"exit {o.code}"),
+              env=(("GITHUB_TOKEN", TOKEN), ("GITHUB_API_URL", "not a url"))),
+    ]
+
+
+ISOLATION = {  # case of tests/support/hostile_suite.py -> the status it must get
+    "linger": "ok", "escape": "ok", "thread": "ok", "sideways": "error", "slash": "error",
+    "empty": "error", "huge": "error", "sigkill": "crash", "flood": "crash",
+}
+
+
+def isolation_faults() -> list[Fault]:
+    """One run per hostile case, next to a good one: its status, the good one's, what
+    outlived the run."""
+    faults = []
+    for case, status in ISOLATION.items():
+        def config(folder: Path, case=case) -> None:
+            (folder / "hostile.yaml").write_text(
+                "suites: [support.hostile_suite]\n"
+                f"options:\n  support.hostile_suite: {{cases: '{case},ok'}}\n")
+
+        def judge(outcome: Outcome, case=case, status=status) -> str | None:
+            problem = clean_end(outcome)
+            if problem:
+                return problem
+            document = outcome.folder / "r.json"
+            if not document.exists():
+                return "the run document was not written"
+            results = {r["name"]: r for r in json.loads(document.read_text())["results"]
+                       if r["metric"] == "latency"}
+            got = {name: results.get(name, {}).get("status") for name in (case, "ok")}
+            if got != {case: status, "ok": "ok"}:
+                return f"statuses {got}"
+            if len(results[case].get("error") or "") > 10_000:
+                return "a message of megabytes kept whole"
+            left = _leftovers(outcome.folder / "tmp")
+            return f"{len(left)} processes outlived the run" if left else None
+
+        faults.append(Fault("isolation", f"a case that does {case!r}",
+                            ("run", "--config", "hostile.yaml", "--no-preflight", "--out",
+                             "r.json"), judge, setup=config, timeout=900,
+                            env=(("PYTHONPATH", str(ROOT / "tests")),)))
+    return faults
+
+
+def _leftovers(scratch: Path) -> list[int]:
+    """Processes of the hostile cases still running whose case folder was in `scratch` (the
+    run's TMPDIR): never another run's on this machine."""
+    import psutil
+
+    from support.hostile_suite import ESCAPE, LINGER
+
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        cmdline = process.info["cmdline"] or []
+        if not (ESCAPE in cmdline or LINGER in cmdline) or \
+                process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        with contextlib.suppress(psutil.Error):
+            if process.environ().get("TORCH_BENCH_CASE_FOLDER", "").startswith(str(scratch)):
+                found.append(process.pid)
+    return found
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def run_fault(fault: Fault) -> str | None:
+    folder = Path(tempfile.mkdtemp(prefix="torch-bench-fault-"))
+    github = None
+    try:
+        fixture_folder(folder)
+        if fault.setup:
+            fault.setup(folder)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
+        (folder / "tmp").mkdir()
+        env.update({"GITHUB_API_URL": "http://127.0.0.1:9", "TMPDIR": str(folder / "tmp"),
+                    **dict(fault.env)})
+        if SOURCE:
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (SOURCE, env.get("PYTHONPATH", "")) if p)
+        if fault.github:
+            github = FakeGitHub().__enter__()
+            env["GITHUB_API_URL"] = github.url
+            fault.github(github)
+        before = _snapshot(folder)
+        argv = list(fault.argv)
+        if argv[0] != "unshare":
+            argv = [sys.executable, "-m", "torch_bench", *argv]
+        try:
+            done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True,
+                                  timeout=fault.timeout)
+        except subprocess.TimeoutExpired:
+            return f"no end within {fault.timeout:g} s"
+        after = _snapshot(folder)
+        written = {p for p in after if before.get(p) != after[p]}
+        return fault.judge(Outcome(done.returncode, done.stdout, done.stderr, folder, written,
+                                   github))
+    finally:
+        if github:
+            github.__exit__(None, None, None)
+        for pid in _leftovers(folder / "tmp"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--category", help="run only this category")
+    parser.add_argument("--skip-isolation", action="store_true")
+    parser.add_argument("--src", metavar="DIR",
+                        help="run the CLI from this source folder (e.g. an older checkout's "
+                             "src/) to compare before and after")
+    args = parser.parse_args()
+    if args.src:
+        global SOURCE
+        SOURCE = str(Path(args.src).resolve())
+    faults = [*bad_input_faults(), *disk_faults(), *secret_faults(), *injection_faults()]
+    if not args.skip_isolation:
+        faults += isolation_faults()
+    if args.category:
+        faults = [f for f in faults if f.category == args.category]
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    bad: list[str] = []
+    started = time.monotonic()
+    for fault in faults:
+        problem = run_fault(fault)
+        tally[fault.category][0] += 1
+        if problem:
+            tally[fault.category][1] += 1
+            bad.append(f"  {fault.category}: {fault.name}: {problem}")
+    print(f"{'category':26} {'tried':>6} {'good':>6} {'bad':>6}")
+    for category, (tried, failed) in tally.items():
+        print(f"{category:26} {tried:6} {tried - failed:6} {failed:6}")
+    total = sum(t for t, _ in tally.values())
+    failed = sum(f for _, f in tally.values())
+    print(f"{'all':26} {total:6} {total - failed:6} {failed:6}   "
+          f"({time.monotonic() - started:.0f} s)")
+    if bad:
+        print("bad:")
+        print("\n".join(bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
