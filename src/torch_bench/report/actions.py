@@ -126,16 +126,24 @@ def full_report_link(environ: Mapping[str, str] = os.environ) -> str | None:
     return f"[the job summary of this workflow run](<{url}>)" if url else None
 
 
+def summary_file(environ: Mapping[str, str]) -> tuple[str, int] | None:
+    """The step's summary file and how many bytes it holds already (None: no summary)."""
+    path = environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        return path, os.path.getsize(path)
+    except OSError:
+        return path, 0
+
+
 def write_job_summary(markdown: str, environ: Mapping[str, str] = os.environ,
                       full_report: str | None = None) -> bool:
     """Append to the step's summary, trimmed to what is left of GitHub's 1 MiB."""
-    path = environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
+    summary = summary_file(environ)
+    if summary is None:
         return False
-    try:
-        used = os.path.getsize(path)
-    except OSError:
-        used = 0
+    path, used = summary
     text = markdown if markdown.endswith("\n") else markdown + "\n"
     room = SUMMARY_LIMIT - NOTES_ROOM - used - 1
     if room <= 0:
@@ -158,13 +166,10 @@ def report_comment_failure(reason: str, environ: Mapping[str, str] = os.environ)
 def append_summary_note(note: str, environ: Mapping[str, str] = os.environ) -> bool:
     """Append a short note to the step's summary, cut to what is left of the 1 MiB (the
     report leaves `NOTES_ROOM` for such notes): never pushes the summary over the limit."""
-    path = environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
+    summary = summary_file(environ)
+    if summary is None:
         return False
-    try:
-        used = os.path.getsize(path)
-    except OSError:
-        used = 0
+    path, used = summary
     room = SUMMARY_LIMIT - used
     if utf8_length(note) > room:  # "…" and the newline take 4 bytes
         cut = note.encode("utf-8")[:max(0, room - 4)].decode("utf-8", "ignore")
