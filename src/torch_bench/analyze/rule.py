@@ -262,18 +262,6 @@ def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
     return Assessment(Outcome.WORSE if is_worse else Outcome.BETTER, **stats, **common)
 
 
-def run_median(samples: Sequence[float]) -> float:
-    return float(np.median(np.asarray(samples, dtype=float)))
-
-
-def side_median(runs: Sequence[Sequence[float]]) -> float:
-    """Geometric mean of the per-run medians (the median itself for one run)."""
-    medians = np.array([run_median(r) for r in runs if len(r)], dtype=float)
-    if medians.size == 1 or np.any(medians <= 0):
-        return float(np.median(medians))
-    return float(np.exp(np.mean(np.log(medians))))
-
-
 def assess(reference: Sequence[float], head: Sequence[float], *, lower_is_better: bool,
            policy: RulePolicy = DEFAULT_POLICY, min_effect: float | None = None,
            other_groups: Sequence[Sequence[float]] = (), prior: Prior = NO_PRIOR,

@@ -24,7 +24,7 @@ from torch_bench.analyze.baseline import (
     explicit,
     noise_history,
 )
-from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm
+from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm, name_filter
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.boundary import http_url
@@ -243,10 +243,7 @@ def confirm_targets(comparison: Comparison, args: argparse.Namespace,
 
 
 def flagged_filter(comparison: Comparison) -> str:
-    import re
-
-    names = sorted({f"{v.suite}/{v.name}" for v in comparison.of_kind(Kind.REGRESSION)})
-    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    return name_filter(comparison.of_kind(Kind.REGRESSION))
 
 
 def rerun_flagged(command: str, comparison: Comparison) -> list[Run]:
