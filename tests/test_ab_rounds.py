@@ -4,11 +4,11 @@ one worker process per case, and base documents that name the base's own commit.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from test_action_ab import commit_package, git
 from torch_bench.analyze.ab import labelled_as_base, round_arguments
 from torch_bench.results.schema import new_run
 
@@ -38,19 +38,8 @@ SUITE = Suite(name="abspin", description="A/B spin", options=(), plan=plan,
 '''
 
 
-def git(cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
 def commit(repo: Path, work: int, message: str) -> str:
-    package = repo / "abspin"
-    package.mkdir(exist_ok=True)
-    (package / "__init__.py").write_text("")
-    (package / "suite.py").write_text(SPIN_SUITE.format(work=work))
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+    return commit_package(repo, "abspin", SPIN_SUITE.format(work=work), message)
 
 
 @pytest.fixture

@@ -22,14 +22,19 @@ def git(cwd, *args):
                           text=True).stdout.strip()
 
 
-def commit_suite(repo, factors, message):
-    package = repo / "abwork"
+def commit_package(repo, package_name, suite_source, message):
+    """`package_name/suite.py` written with `suite_source` and committed; the commit's sha."""
+    package = repo / package_name
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text("")
-    (package / "suite.py").write_text(SUITE_MODULE.format(factors=factors))
+    (package / "suite.py").write_text(suite_source)
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+def commit_suite(repo, factors, message):
+    return commit_package(repo, "abwork", SUITE_MODULE.format(factors=factors), message)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from dataclasses import replace
 import psutil
 import pytest
 
+from test_isolation import assert_each_fault_has_its_status
 from torch_bench.config import build_run_config
 from torch_bench.measure import forkserver
 from torch_bench.runner import execute, plan_cases
@@ -29,12 +30,7 @@ def run_forked(suite, cases, secret_env=(), metric="latency", **isolation):
 def test_each_failure_gets_its_status_from_a_forked_case_and_the_run_goes_on():
     results = run_forked("support.fault_suite", "raise,ok,abort,exit,hog,ok", timeout_s=300,
                          memory_limit_mb=1024)
-    assert results["ok"].status == "ok" and results["ok"].summary.median == pytest.approx(2.0)
-    assert results["raise"].status == "error"
-    assert "ValueError: this case fails on purpose" in results["raise"].error
-    assert results["abort"].status == "crash" and "SIGABRT" in results["abort"].error
-    assert results["exit"].status == "crash" and "status 3" in results["exit"].error
-    assert results["hog"].status == "oom"
+    assert_each_fault_has_its_status(results)
 
 
 def test_the_cases_share_one_server_and_each_runs_in_its_own_process():

@@ -26,15 +26,20 @@ def run_faults(cases, **isolation):
     return {r.name: r for r in execute(plan_cases(config), config) if r.metric == "latency"}
 
 
-def test_each_failure_gets_its_status_and_the_run_goes_on():
-    # a generous timeout: on a busy machine loading torch alone can take over 10 s
-    results = run_faults("raise,ok,abort,exit,hog,ok", timeout_s=300, memory_limit_mb=1024)
+def assert_each_fault_has_its_status(results):
+    """The statuses of support.fault_suite's cases raise, ok, abort, exit and hog."""
     assert results["ok"].status == "ok" and results["ok"].summary.median == pytest.approx(2.0)
     assert results["raise"].status == "error"
     assert "ValueError: this case fails on purpose" in results["raise"].error
     assert results["abort"].status == "crash" and "SIGABRT" in results["abort"].error
     assert results["exit"].status == "crash" and "status 3" in results["exit"].error
     assert results["hog"].status == "oom"
+
+
+def test_each_failure_gets_its_status_and_the_run_goes_on():
+    # a generous timeout: on a busy machine loading torch alone can take over 10 s
+    results = run_faults("raise,ok,abort,exit,hog,ok", timeout_s=300, memory_limit_mb=1024)
+    assert_each_fault_has_its_status(results)
     assert "allocate" in results["hog"].error
 
 

@@ -3,9 +3,7 @@ epoch reported on its own, and the seed's PASSED/FAILED report."""
 
 import pytest
 
-from torch_bench.measure.timer import TimingPolicy
-from torch_bench.suites import get_suite
-from torch_bench.suites.base import CaseContext
+from test_training_suite import CTX, SUITE, plan
 from torch_bench.suites.training import (
     TrainingRun,
     render,
@@ -13,16 +11,6 @@ from torch_bench.suites.training import (
     seed_loss_points,
     seed_parity,
 )
-
-SUITE = get_suite("training")
-CTX = CaseContext("cpu", TimingPolicy())
-
-
-def plan(**options):
-    defaults = {o.name: o.default for o in SUITE.options}
-    (case,) = SUITE.plan(defaults | {"backend": "aot_eager", "epochs": 2, "samples": 64,
-                                     "batch_size": (16,)} | options, "cpu")
-    return case
 
 
 def test_loss_points_are_running_means_of_every_n_steps_within_each_epoch():
