@@ -168,6 +168,8 @@ INPUTS: tuple[Input, ...] = (
     Input("keep-runs", _non_negative_int, "0"),
     Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
+    Input("bisect", _bool, "false"),
+    Input("bisect-max-steps", lambda t: max(1, int(t)), "6"),
 )
 
 

@@ -9,6 +9,8 @@
                `compact-after` months into monthly archives, when asked
     publish  = rebuild the dashboard on the data branch (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
+    bisect   = on a push that regressed, when asked: the first bad commit since the previous
+               stored run (job summary)
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from torch_bench.action import stages
+from torch_bench.action import bisect_stage, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import COMMENT_INPUTS, SITE_INPUTS, ActionInputs, read_inputs
@@ -53,6 +55,9 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         stages.publish(target, creds, paths, inputs["site-folder"],
                        stages.site_cache(environ))
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
+    if results.is_file():
+        bisect_stage.run_stage(inputs, ctx, outcome.verdict, results, history, paths.verdicts,
+                               paths.root, stages.cli)
 
     stages.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
