@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,43 @@ def test_a_bisection_that_cannot_run_is_a_warning_and_the_verdict_stands(
     assert report is None
     err = capsys.readouterr().err
     assert "::warning title=torch-bench::bisect: " in err and "not a commit" in err
+
+
+# -- the bisect sub-action, for commits given by hand (examples/bisect.yml) -----------------
+
+def test_the_sub_action_passes_every_input_through_env():
+    import yaml
+
+    from torch_bench.action.inputs import BISECT_INPUTS
+
+    meta = yaml.safe_load((Path(__file__).parents[1] / "bisect" / "action.yml").read_text())
+    assert set(meta["inputs"]) == {spec.name for spec in BISECT_INPUTS}
+    step = meta["runs"]["steps"][-1]
+    assert step["run"] == '"$TB_COMMAND" bisect'
+    for spec in BISECT_INPUTS:
+        assert step["env"][spec.variable] == f"${{{{ inputs.{spec.name} }}}}"
+        if not meta["inputs"][spec.name].get("required"):
+            assert meta["inputs"][spec.name]["default"] == spec.default, spec.name
+
+
+def dispatched(**values):
+    from torch_bench.action.inputs import BISECT_INPUTS
+
+    environ = {f"TB_{k.upper()}": v for k, v in values.items()}
+    found = read_inputs(environ, BISECT_INPUTS)
+    argv = bisect_stage.dispatch_arguments(found, context(event="workflow_dispatch",
+                                                          workspace="/w"), Path("/out"))
+    return build_parser(argv).parse_args(argv)
+
+
+def test_the_sub_action_bisects_the_commits_given_with_the_suites_given():
+    args = dispatched(good="v1.0", bad="main", run_args="--filter 'lstm fwd' --max-time 3",
+                      max_steps="4")
+    assert (args.good, args.bad, args.repo, args.max_steps) == ("v1.0", "main", "/w", 4)
+    assert args.run_args[1:] == ["--suite", "rnns", "--device", "cuda", "--filter",
+                                 "lstm fwd", "--max-time", "3", "--max-time", "1.5"]
+    assert args.json == "/out/bisect.json"
+    with_config = dispatched(good="a", bad="b", config="bench.yml", device="cpu")
+    assert with_config.run_args[1:5] == ["--device", "cpu", "--config", "bench.yml"]
+    with pytest.raises(UserError, match="needs both inputs 'good' and 'bad'"):
+        dispatched(good="a")

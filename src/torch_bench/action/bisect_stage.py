@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,6 +82,24 @@ def arguments(found: BisectPlan, inputs: ActionInputs, ctx: RunContext,
             "--false-alarm-rate", f"{inputs['false-alarm-rate']:g}",
             "--per-pr-level", f"{inputs['per-pr-level']:g}",
             "--", *run_args, "--filter", found.filter]
+
+
+def dispatch_arguments(inputs: ActionInputs, ctx: RunContext, out: Path) -> list[str]:
+    """`torch-bench bisect` arguments for the bisect sub-action: the commits given by hand,
+    the suites and device as given, else the config file's, else `rnns` on `cuda`."""
+    if not (inputs["good"] and inputs["bad"]):
+        raise UserError("the bisect action needs both inputs 'good' and 'bad'")
+    config = ["--config", inputs["config"]] if inputs["config"] else []
+    extra = shlex.split(inputs["run-args"])
+    chosen = [(flag, inputs[name] or (None if config else fallback))
+              for flag, name, fallback in (("--suite", "suites", "rnns"),
+                                           ("--device", "device", "cuda"))]
+    run_args = [*(arg for flag, value in chosen if value for arg in (flag, value)), *config,
+                *extra, *ab_stage.round_budget(extra, ROUNDS)]
+    return ["bisect", "--good", inputs["good"], "--bad", inputs["bad"], "--repo",
+            ctx.workspace, "--max-steps", str(inputs["max-steps"]), "--rounds", str(ROUNDS),
+            "--out-dir", str(out / "bisect"), "--markdown", str(out / "bisect.md"),
+            "--json", str(out / "bisect.json"), "--", *run_args]
 
 
 def run_stage(inputs: ActionInputs, ctx: RunContext, verdict: str, head: Path,

@@ -208,6 +208,16 @@ COMMENT_INPUTS: tuple[Input, ...] = (
 )
 
 
+# `bisect/action.yml`: bisect a range of commits given by hand (a workflow_dispatch workflow).
+BISECT_INPUTS: tuple[Input, ...] = (
+    *(spec for spec in INPUTS if spec.name in ("suites", "config", "run-args", "device",
+                                               "torch", "output-dir")),
+    Input("good", _text, ""),
+    Input("bad", _text, ""),
+    Input("max-steps", lambda t: max(1, int(t)), "6"),
+)
+
+
 @dataclass(frozen=True)
 class ActionInputs:
     values: Mapping[str, Any]

@@ -22,7 +22,13 @@ from pathlib import Path
 from torch_bench.action import bisect_stage, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
-from torch_bench.action.inputs import COMMENT_INPUTS, SITE_INPUTS, ActionInputs, read_inputs
+from torch_bench.action.inputs import (
+    BISECT_INPUTS,
+    COMMENT_INPUTS,
+    SITE_INPUTS,
+    ActionInputs,
+    read_inputs,
+)
 from torch_bench.report.actions import FORK_REPORT
 
 
@@ -97,4 +103,12 @@ def run_comment(environ: Mapping[str, str] = os.environ) -> int:
     return 0
 
 
-MODES = {"": run_pipeline, "site": run_site, "comment": run_comment}
+def run_bisect(environ: Mapping[str, str] = os.environ) -> int:
+    """`bisect/action.yml`: bisect the commits between `good` and `bad` given by hand."""
+    inputs = read_inputs(environ, BISECT_INPUTS)
+    out = Path(inputs["output-dir"]).resolve()
+    stages.cli(*bisect_stage.dispatch_arguments(inputs, read_context(environ), out))
+    return 0
+
+
+MODES = {"": run_pipeline, "site": run_site, "comment": run_comment, "bisect": run_bisect}
