@@ -137,3 +137,30 @@ def test_endpoints_that_are_not_a_range_are_one_line_errors(cli, tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1
     assert subprocess.run(["git", "-C", str(repo), "status", "--short"], capture_output=True,
                           text=True).stdout == ""
+
+
+@pytest.mark.slow
+def test_a_terminated_bisection_removes_its_worktrees(tmp_path):
+    import os
+    import signal
+    import sys
+    import time
+
+    repo, shas = project(tmp_path, slow_at=3)
+    checkouts = tmp_path / "steps" / "worktrees"
+    command = [sys.executable, "-m", "torch_bench", "bisect", "--good", shas[0], "--bad",
+               shas[5], "--repo", str(repo), "--out-dir", str(tmp_path / "steps"),
+               "--no-github", *RUN_ARGS]
+    bisecting = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    deadline = time.monotonic() + 300
+    while not (checkouts.is_dir() and len(list(checkouts.iterdir())) == 3):
+        assert bisecting.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    assert len(worktrees(repo)) == 4  # the repository and three commits being measured
+    bisecting.send_signal(signal.SIGTERM)
+    _, err = bisecting.communicate(timeout=120)
+    assert bisecting.returncode == 128 + signal.SIGTERM, err
+    assert "bisect stopped by SIGTERM" in err
+    assert worktrees(repo) == [f"worktree {repo}"]
+    assert not any(checkouts.iterdir())

@@ -18,7 +18,7 @@ from torch_bench.analyze.bisect_runs import (
     worktrees,
 )
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
-from torch_bench.cli.run_guards import stop_on_signals
+from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
 from torch_bench.report import bisect_report
@@ -106,16 +106,20 @@ def handle(args: argparse.Namespace) -> int:
     commits = commit_range(repo, *endpoints(args))
     say(f"bisecting {len(commits)} commits from {commits[0][:10]} (good) to "
         f"{commits[-1][:10]} (bad), at most {args.max_steps} step(s) of {args.rounds} rounds")
-    with tempfile.TemporaryDirectory(prefix="torch-bench-bisect-") as scratch, \
-            stop_on_signals():
-        out_dir = Path(args.out_dir or scratch).resolve()
-        out_dir.mkdir(parents=True, exist_ok=True)
-        with worktrees(repo, out_dir / "worktrees") as pool:
-            classify = RoundsClassifier(pool, run_args, args.rounds, out_dir, policy,
-                                        dict(os.environ), say)
-            result = bisect(commits, classify, args.max_steps, time.monotonic,
-                            on_step=lambda step: say(bisect_report.step_line(step)),
-                            before_step=announce)
+    try:
+        with tempfile.TemporaryDirectory(prefix="torch-bench-bisect-") as scratch, \
+                stop_on_signals():
+            out_dir = Path(args.out_dir or scratch).resolve()
+            out_dir.mkdir(parents=True, exist_ok=True)
+            with worktrees(repo, out_dir / "worktrees") as pool:
+                classify = RoundsClassifier(pool, run_args, args.rounds, out_dir, policy,
+                                            dict(os.environ), say)
+                result = bisect(commits, classify, args.max_steps, time.monotonic,
+                                on_step=lambda step: say(bisect_report.step_line(step)),
+                                before_step=announce)
+    except Stopped as stop:
+        say(f"torch-bench: bisect stopped by {stop}; worktrees removed")
+        return stop.exit_status
     report(result, repo, args)
     return 0
 
