@@ -188,3 +188,26 @@ def test_the_markdown_report_escapes_the_commit_subject_and_author():
     assert f"- commit: `{COMMITS[3]}`" in text
     assert "<img" not in text and "[link]" not in text and "@team" not in text
     assert "&lt;img src=x&gt; &#124; &#91;link&#93;" in text
+
+
+def test_the_report_is_posted_on_the_issue_once_and_updated_in_place(monkeypatch, capsys):
+    from fake_github import FakeGitHub
+    from torch_bench.cli.bisect import post
+
+    with FakeGitHub(login="bencher") as github:
+        monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        post("first report\n", "octo/bench", 12)
+        post("second report\n", "octo/bench", 12)
+    [comment] = github.comments[12]
+    assert "second report" in comment["body"] and "first report" not in comment["body"]
+    err = capsys.readouterr().err
+    assert "created the comment on issue 12" in err and "updated the comment" in err
+
+
+def test_a_comment_that_cannot_be_posted_is_a_warning(monkeypatch, capsys):
+    from torch_bench.cli.bisect import post
+
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    post("report\n", "octo/bench", 12)
+    assert "warning: could not comment on issue 12: no token" in capsys.readouterr().err

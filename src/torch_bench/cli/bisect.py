@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -23,9 +24,11 @@ from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
 from torch_bench.report import bisect_report
 from torch_bench.report.actions import write_job_summary
+from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.store.reader import RunFilter, load_history
 
 DEFAULT_MAX_STEPS = 10  # enough for 512 commits when no step is ambiguous
+COMMENT_NAME = "bisect"  # one bisect comment per issue, updated in place
 
 
 def register(subparsers) -> None:
@@ -62,6 +65,12 @@ def register(subparsers) -> None:
                              "they are measured (default: a temporary folder)")
     parser.add_argument("--json", metavar="FILE", help="write the result as JSON here")
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
+    parser.add_argument("--issue", type=int, metavar="N",
+                        help="also post the report as a comment on issue (or PR) N of "
+                             "--repository, updated in place by a later bisection (token in "
+                             "GITHUB_TOKEN)")
+    parser.add_argument("--repository", metavar="OWNER/NAME",
+                        help="with --issue (default: GITHUB_REPOSITORY)")
     parser.add_argument("--no-github", action="store_true",
                         help="write no job summary even when GITHUB_STEP_SUMMARY is set")
     add_rule_arguments(parser)
@@ -94,6 +103,11 @@ def endpoints(args: argparse.Namespace) -> tuple[str, str]:
 def check(args: argparse.Namespace) -> None:
     at_least("--rounds", args.rounds, 2)  # rounds judge their own noise from two on
     at_least("--max-steps", args.max_steps, 1)
+    if args.issue is not None:
+        at_least("--issue", args.issue, 1)
+        args.repository = args.repository or os.environ.get("GITHUB_REPOSITORY")
+        if not args.repository or not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repository):
+            raise UserError("--issue: needs --repository OWNER/NAME (or GITHUB_REPOSITORY)")
     if not Path(args.repo).is_dir():
         raise UserError(f"--repo: {args.repo}: no such folder")
 
@@ -141,3 +155,17 @@ def report(result: Bisection, repo: Path, args: argparse.Namespace) -> None:
         write_json_atomic(args.json, bisect_report.document(result, commits))
     if not args.no_github:
         write_job_summary(markdown)
+    if args.issue is not None:
+        post(markdown, args.repository, args.issue)
+
+
+def post(markdown: str, repository: str, issue: int) -> None:
+    """The report as the issue's bisect comment; a failure is a warning, not an error: the
+    result is already printed and written."""
+    try:
+        action, posted = upsert_comment(client_from_env(), repository, issue, markdown,
+                                        COMMENT_NAME)
+    except GitHubError as exc:
+        say(f"warning: could not comment on issue {issue}: {exc}")
+        return
+    say(f"{action} the comment on issue {issue}: {(posted or {}).get('html_url', '')}")
