@@ -171,3 +171,27 @@ def test_a_terminated_bisection_removes_its_worktrees(tmp_path):
     assert "bisect stopped by SIGTERM" in err
     assert worktrees(repo) == [f"worktree {repo}"]
     assert not any(checkouts.iterdir())
+
+
+@pytest.mark.slow
+def test_the_range_can_come_from_the_stored_history(cli, tmp_path):
+    from support.runs import make_run, ok
+    from torch_bench.results.document import save_run
+    from torch_bench.store.layout import run_path
+
+    repo, shas = project(tmp_path, slow_at=None)
+    for i, sha in enumerate(shas):  # one stored run per commit, 40% slower from commit 9 on
+        run = make_run([ok("linear", 1.4 if i >= 9 else 1.0, suite="tinymm", seed=i)],
+                       sha=sha, created_at=f"2026-01-{i + 1:02d}T00:00:00Z", run_id=f"r{i}")
+        save_run(run, tmp_path / "data" / run_path(run))
+    done = cli("bisect", "--from-history", "data", "--benchmark", "tinymm/linear", "--branch",
+               "main", "--repo", str(repo), "--no-github", "--", "--suite", "no_such_suite",
+               "--no-preflight")
+    assert f"between {shas[8][:10]} and {shas[9][:10]}" in done.stderr
+    assert "bisecting 2 commits" in done.stderr
+    assert done.returncode == 2  # the suite does not exist: measuring stops at once
+    for wrong, said in ((["--benchmark", "x", "--good", shas[0]],
+                         "give it instead of --good and --bad"),
+                        ([], "needs --benchmark NAME")):
+        done = cli("bisect", "--from-history", "data", *wrong, "--repo", str(repo))
+        assert done.returncode == 2 and said in done.stderr
