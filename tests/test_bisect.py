@@ -27,9 +27,10 @@ class Levels:
     """A comparator over commits whose level (1 = fast) is known; `unclear` commits are
     always ambiguous. Records the candidates it was asked about."""
 
-    def __init__(self, levels, unclear=()):
+    def __init__(self, levels, unclear=(), once=()):
         self.levels = dict(zip(COMMITS, levels, strict=False))
         self.unclear = {COMMITS[i] for i in unclear}
+        self.once = {COMMITS[i] for i in once}  # ambiguous the first time only (noise)
         self.asked = []
 
     def __call__(self, good, candidate, bad):
@@ -38,7 +39,8 @@ class Levels:
             return Judgement(Grade.NO_CHANGE)
         if candidate is None:
             return Judgement(Grade.BAD)
-        if candidate in self.unclear:
+        if candidate in self.unclear or (candidate in self.once
+                                         and self.asked.count(candidate) == 1):
             return Judgement(Grade.AMBIGUOUS)
         return Judgement(Grade.GOOD if self.levels[candidate] == self.levels[good]
                          else Grade.BAD)
@@ -88,9 +90,17 @@ def test_an_ambiguous_commit_is_stepped_around_and_the_answer_is_still_found():
     assert comparator.asked[1] == COMMITS[8]  # the neighbour of the ambiguous middle
 
 
+def test_a_commit_ambiguous_once_is_measured_again_when_nothing_else_is_left():
+    comparator = Levels(slow_from(8), once=[7, 8])
+    result = bisect(COMMITS, comparator, max_steps=20)
+    assert result.ending is Ending.FOUND and result.first_bad == COMMITS[8]
+    assert comparator.asked.count(COMMITS[8]) == 2
+
+
 def test_noise_around_the_change_ends_ambiguous_between_the_bounds():
     comparator = Levels(slow_from(8), unclear=[7, 8])
     result = bisect(COMMITS, comparator, max_steps=20)
+    assert comparator.asked.count(COMMITS[7]) == comparator.asked.count(COMMITS[8]) == 2
     assert result.ending is Ending.AMBIGUOUS and result.first_bad is None
     assert (result.good, result.bad) == (COMMITS[6], COMMITS[9])
     assert set(result.ambiguous) == {COMMITS[7], COMMITS[8]}

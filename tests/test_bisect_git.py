@@ -4,7 +4,9 @@ in every commit's own worktree."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -75,18 +77,26 @@ def project(tmp_path, slow_at):
     return repo, shas
 
 
+def bisect_cli(cwd, *args, env=None):
+    """`torch-bench bisect` in a subprocess; a search of several steps on a loaded 2-core
+    machine can take longer than the `cli` fixture waits."""
+    return subprocess.run([sys.executable, "-m", "torch_bench", "bisect", *args], cwd=cwd,
+                          capture_output=True, text=True, env={**os.environ, **(env or {})},
+                          timeout=3600)
+
+
 def worktrees(repo):
     listed = git(repo, "worktree", "list", "--porcelain")
     return [line for line in listed.splitlines() if line.startswith("worktree ")]
 
 
 @pytest.mark.slow
-def test_the_slow_commit_of_sixteen_is_found_in_at_most_five_steps(cli, tmp_path):
+def test_the_slow_commit_of_sixteen_is_found_in_at_most_five_steps(tmp_path):
     repo, shas = project(tmp_path, slow_at=11)
-    done = cli("bisect", "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
-               "--rounds", "2", "--max-steps", "5", "--min-effect", "0.3",
-               "--json", "bisect.json", "--markdown", "bisect.md", "--out-dir", "steps",
-               *RUN_ARGS, env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
+    done = bisect_cli(tmp_path, "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
+                      "--rounds", "2", "--max-steps", "5", "--min-effect", "0.3",
+                      "--json", "bisect.json", "--markdown", "bisect.md", "--out-dir", "steps",
+                      *RUN_ARGS, env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"first bad commit {shas[11][:10]} (found in ")
     assert "Widen the layer" in done.stdout and "Ada Lovelace" in done.stdout
@@ -104,14 +114,14 @@ def test_the_slow_commit_of_sixteen_is_found_in_at_most_five_steps(cli, tmp_path
 
 
 @pytest.mark.slow
-def test_a_range_of_noise_only_ends_as_no_single_commit_found(cli, tmp_path):
+def test_a_range_of_noise_only_ends_as_no_single_commit_found(tmp_path):
     repo, shas = project(tmp_path, slow_at=None)
     with FakeGitHub() as github:
-        done = cli("bisect", "--good", shas[0], "--bad", shas[-1], "--repo", str(repo),
-                   "--rounds", "2", "--min-effect", "0.3", "--json", "bisect.json",
-                   "--no-github", "--issue", "12", *RUN_ARGS,
-                   env={"GITHUB_TOKEN": "t0ken", "GITHUB_API_URL": github.url,
-                        "GITHUB_REPOSITORY": "octo/bench"})
+        done = bisect_cli(tmp_path, "--good", shas[0], "--bad", shas[-1], "--repo",
+                          str(repo), "--rounds", "2", "--min-effect", "0.3", "--json",
+                          "bisect.json", "--no-github", "--issue", "12", *RUN_ARGS,
+                          env={"GITHUB_TOKEN": "t0ken", "GITHUB_API_URL": github.url,
+                               "GITHUB_REPOSITORY": "octo/bench"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no single commit found")
     found = json.loads((tmp_path / "bisect.json").read_text())
@@ -148,9 +158,7 @@ def test_endpoints_that_are_not_a_range_are_one_line_errors(cli, tmp_path):
 
 @pytest.mark.slow
 def test_a_terminated_bisection_removes_its_worktrees(tmp_path):
-    import os
     import signal
-    import sys
     import time
 
     repo, shas = project(tmp_path, slow_at=3)

@@ -17,8 +17,10 @@ step measures the endpoints alone (`candidate` None) and BAD means they differ.
 
 A binary search follows: the candidate is the untried commit nearest the middle of the
 bounds; GOOD moves the good bound up to it, BAD the bad bound down. An ambiguous commit is set
-aside and its neighbour tried next, so noise costs steps, never a wrong answer: when every
-commit left between the bounds is ambiguous, the search ends "ambiguous" between the bounds.
+aside and its neighbour tried next; once no untried commit is left between the bounds, the
+ambiguous ones are measured once more (noise rarely repeats; a commit that is really half-way
+does). Noise so costs steps, never a wrong answer: when every commit left between the bounds
+was ambiguous twice, the search ends "ambiguous" between the bounds.
 The search ends "found" when the bounds are adjacent, and "budget" when `max_steps` steps
 were measured first (the bounds then say how far it got). 16 commits (15 candidates for the
 first bad one) take 4 steps when nothing is ambiguous.
@@ -32,12 +34,15 @@ a change half the size of the endpoints' (`confirm.settled`).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from torch_bench.analyze.confirm import settled
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
+
+TRIES = 2  # times a commit may be measured as ambiguous before the search gives up on it
 
 
 class Grade(str, Enum):
@@ -112,7 +117,7 @@ def bisect(commits: Sequence[str], classify: Classifier, max_steps: int,
     if len(commits) < 2:
         raise ValueError("a bisection needs a good and a bad commit")
     low, high = 0, len(commits) - 1
-    unclear: set[int] = set()
+    unclear: Counter[int] = Counter()  # index -> times measured as ambiguous
     steps: list[Step] = []
 
     def ended(ending: Ending) -> Bisection:
@@ -120,13 +125,13 @@ def bisect(commits: Sequence[str], classify: Classifier, max_steps: int,
                          high - low - 1, tuple(commits[i] for i in sorted(unclear)), max_steps)
 
     while True:
-        untried = [i for i in range(low + 1, high) if i not in unclear]
-        if steps and not untried:
+        left = [i for i in range(low + 1, high) if unclear[i] < TRIES]
+        if steps and not left:
             return ended(Ending.FOUND if high - low == 1 else Ending.AMBIGUOUS)
         if len(steps) >= max_steps:
             return ended(Ending.BUDGET)
         middle = (low + high) / 2
-        pick = min(untried, key=lambda i: (abs(i - middle), i)) if untried else None
+        pick = min(left, key=lambda i: (unclear[i], abs(i - middle), i)) if left else None
         candidate = commits[pick] if pick is not None else None
         before_step(len(steps) + 1, candidate, high - low - 1)
         started = clock()
@@ -144,7 +149,7 @@ def bisect(commits: Sequence[str], classify: Classifier, max_steps: int,
         elif judged.grade is Grade.BAD:
             high = pick
         else:
-            unclear.add(pick)
+            unclear[pick] += 1
 
 
 def targets(endpoints: Comparison) -> dict[str, Verdict]:
