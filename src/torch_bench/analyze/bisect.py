@@ -27,8 +27,11 @@ first bad one) take 4 steps when nothing is ambiguous.
 
 `grade_step` is the A/B-grade classifier over one step's comparisons (`verdicts.Comparison`s
 of interleaved rounds): which benchmarks the search follows is learnt from the endpoints
-(their regressions), and a candidate is "like" a bound only when the rounds could have seen
-a change half the size of the endpoints' (`confirm.settled`).
+(their regressions). The candidate is at one of two levels, so a grade takes both
+comparisons: GOOD needs the bad bound to be a regression against the candidate (the bad
+level is rejected at the rule's false-alarm rate) and the candidate unchanged against the good
+bound (the good level is not); BAD the reverse. A candidate half-way between the bounds is a
+regression against the good bound and the bad bound a regression against it: ambiguous.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from torch_bench.analyze.confirm import settled
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
 
 TRIES = 2  # times a commit may be measured as ambiguous before the search gives up on it
@@ -175,17 +177,16 @@ def grade_step(followed: Mapping[str, Verdict], vs_good: Comparison,
     grades, details = set(), []
     for key, endpoint in sorted(followed.items()):
         to_good, to_bad = good_side.get(key), bad_side.get(key)
-        grades.add(_grade_one(endpoint, to_good, to_bad))
+        grades.add(_grade_one(to_good, to_bad))
         details.append(f"{endpoint.suite}/{endpoint.name}: {percent(to_good)} vs good, "
                        f"bad {percent(to_bad)} vs it")
     grade = grades.pop() if len(grades) == 1 else Grade.AMBIGUOUS
     return Judgement(grade, "; ".join(details))
 
 
-def _grade_one(endpoint: Verdict, to_good: Verdict | None, to_bad: Verdict | None) -> Grade:
+def _grade_one(to_good: Verdict | None, to_bad: Verdict | None) -> Grade:
     def same(verdict: Verdict | None) -> bool:
-        return verdict is not None and verdict.kind is Kind.UNCHANGED \
-            and settled(endpoint, verdict)
+        return verdict is not None and verdict.kind is Kind.UNCHANGED
 
     def slower(verdict: Verdict | None) -> bool:
         return verdict is not None and verdict.kind is Kind.REGRESSION
