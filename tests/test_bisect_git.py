@@ -146,10 +146,14 @@ def test_a_failing_run_removes_the_worktrees_and_names_the_commit(cli, tmp_path)
 
 def test_endpoints_that_are_not_a_range_are_one_line_errors(cli, tmp_path):
     repo, shas = project(tmp_path, slow_at=None)
-    for good, bad, said in ((shas[5], shas[2], "is not an ancestor of --bad"),
-                            (shas[3], shas[3], "are the same commit"),
-                            ("nope", shas[3], "'nope': not a commit")):
-        done = cli("bisect", "--good", good, "--bad", bad, "--repo", str(repo), "--no-github")
+    for good, bad, more, said in (
+            (shas[5], shas[2], [], "is not an ancestor of --bad"),
+            (shas[3], shas[3], [], "are the same commit"),
+            ("nope", shas[3], [], "'nope': not a commit"),
+            (shas[0], shas[3], ["--json", str(repo / "NOTES.md" / "x")], "--json: "),
+            (shas[0], shas[3], ["--json", "r", "--markdown", "r"], "both name r")):
+        done = cli("bisect", "--good", good, "--bad", bad, "--repo", str(repo), "--no-github",
+                   *more)
         assert done.returncode == 2 and said in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     assert subprocess.run(["git", "-C", str(repo), "status", "--short"], capture_output=True,

@@ -21,7 +21,12 @@ from torch_bench.analyze.bisect_runs import (
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.errors import UserError
-from torch_bench.fileio import write_json_atomic, write_text_atomic
+from torch_bench.fileio import (
+    output_path_problem,
+    refuse_shared_outputs,
+    write_json_atomic,
+    write_text_atomic,
+)
 from torch_bench.report import bisect_report
 from torch_bench.report.actions import write_job_summary
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
@@ -110,6 +115,12 @@ def check(args: argparse.Namespace) -> None:
             raise UserError("--issue: needs --repository OWNER/NAME (or GITHUB_REPOSITORY)")
     if not Path(args.repo).is_dir():
         raise UserError(f"--repo: {args.repo}: no such folder")
+    outputs = {"--json": args.json, "--markdown": args.markdown}
+    for flag, path in outputs.items():  # before an hour of measuring, not after
+        problem = output_path_problem(path) if path else None
+        if problem:
+            raise UserError(f"{flag}: {path}: {problem}")
+    refuse_shared_outputs(outputs)
 
 
 def handle(args: argparse.Namespace) -> int:
