@@ -60,7 +60,8 @@ def _commit_cell(sha: str, commits: Mapping[str, Commit]) -> str:
 
 def markdown(result: Bisection, commits: Mapping[str, Commit],
              title: str = "torch-bench bisect") -> str:
-    lines = [f"## {markdown_text(title)}", "", f"**{markdown_text(conclusion(result))}**", ""]
+    # the conclusion is this module's own words and hexadecimal commit names
+    lines = [f"## {markdown_text(title)}", "", f"**{conclusion(result)}**", ""]
     found = commits.get(result.first_bad or "")
     if found:
         lines += [f"- commit: `{found.sha}`",
