@@ -144,6 +144,7 @@ def test_a_failing_run_removes_the_worktrees_and_names_the_commit(cli, tmp_path)
     assert worktrees(repo) == [f"worktree {repo}"]
 
 
+@pytest.mark.slow
 def test_endpoints_that_are_not_a_range_are_one_line_errors(cli, tmp_path):
     repo, shas = project(tmp_path, slow_at=None)
     for good, bad, more, said in (
