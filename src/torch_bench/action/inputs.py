@@ -168,6 +168,8 @@ INPUTS: tuple[Input, ...] = (
     Input("keep-runs", _non_negative_int, "0"),
     Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
+    Input("bisect", _bool, "false"),
+    Input("bisect-max-steps", lambda t: max(1, int(t)), "6"),
 )
 
 
@@ -203,6 +205,16 @@ COMMENT_INPUTS: tuple[Input, ...] = (
     Input("report-dir", _text, "pr-report"),
     Input("head-sha", _sha, ""),
     Input("config-name", _text, "default"),
+)
+
+
+# `bisect/action.yml`: bisect a range of commits given by hand (a workflow_dispatch workflow).
+BISECT_INPUTS: tuple[Input, ...] = (
+    *(spec for spec in INPUTS if spec.name in ("suites", "config", "run-args", "device",
+                                               "torch", "output-dir")),
+    Input("good", _text, ""),
+    Input("bad", _text, ""),
+    Input("max-steps", lambda t: max(1, int(t)), "6"),
 )
 
 

@@ -9,6 +9,8 @@
                `compact-after` months into monthly archives, when asked
     publish  = rebuild the dashboard on the data branch (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
+    bisect   = on a push that regressed, when asked: the first bad commit since the previous
+               stored run (job summary)
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from torch_bench.action import stages
+from torch_bench.action import bisect_stage, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
-from torch_bench.action.inputs import COMMENT_INPUTS, SITE_INPUTS, ActionInputs, read_inputs
+from torch_bench.action.inputs import (
+    BISECT_INPUTS,
+    COMMENT_INPUTS,
+    SITE_INPUTS,
+    ActionInputs,
+    read_inputs,
+)
 from torch_bench.report.actions import FORK_REPORT
 
 
@@ -53,6 +61,9 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         stages.publish(target, creds, paths, inputs["site-folder"],
                        stages.site_cache(environ))
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
+    if results.is_file():
+        bisect_stage.run_stage(inputs, ctx, outcome.verdict, results, history, paths.verdicts,
+                               paths.root, stages.cli)
 
     stages.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
@@ -92,4 +103,12 @@ def run_comment(environ: Mapping[str, str] = os.environ) -> int:
     return 0
 
 
-MODES = {"": run_pipeline, "site": run_site, "comment": run_comment}
+def run_bisect(environ: Mapping[str, str] = os.environ) -> int:
+    """`bisect/action.yml`: bisect the commits between `good` and `bad` given by hand."""
+    inputs = read_inputs(environ, BISECT_INPUTS)
+    out = Path(inputs["output-dir"]).resolve()
+    stages.cli(*bisect_stage.dispatch_arguments(inputs, read_context(environ), out))
+    return 0
+
+
+MODES = {"": run_pipeline, "site": run_site, "comment": run_comment, "bisect": run_bisect}

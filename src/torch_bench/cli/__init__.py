@@ -42,6 +42,8 @@ COMMANDS = (
     Command("store", "torch_bench.cli.store", "append runs to the data branch (or a folder)"),
     Command("data", "torch_bench.cli.data",
             "list, prune, rename, compact or verify the stored history"),
+    Command("bisect", "torch_bench.cli.bisect",
+            "find the commit between a good and a bad one that made benchmarks slower"),
 )
 COMMAND_MODULES = tuple(command.module for command in COMMANDS)
 
