@@ -42,6 +42,8 @@ COMMANDS = (
     Command("store", "torch_bench.cli.store", "append runs to the data branch (or a folder)"),
     Command("data", "torch_bench.cli.data",
             "list, prune, rename, compact or verify the stored history"),
+    Command("explain", "torch_bench.cli.explain",
+            "profile cases on base and head and diff their operators"),
 )
 COMMAND_MODULES = tuple(command.module for command in COMMANDS)
 
