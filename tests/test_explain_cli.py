@@ -52,12 +52,13 @@ def verdicts_file(tmp_path, kinds):
     return path
 
 
-def explain(tmp_path, base, head, *extra):
+def explain(tmp_path, base, head, *extra, run_args=()):
     out = tmp_path / "out"
-    code = main(["explain", "--base", str(base), "--head", str(head), "--suite", SUITE,
+    code = main(["explain", "--base", str(base), "--head", str(head),
                  "--steps", "5", "--warmup", "2", "--json", str(out / "explain.json"),
                  "--markdown", str(out / "full.md"),
-                 "--comment-markdown", str(out / "comment.md"), *extra])
+                 "--comment-markdown", str(out / "comment.md"), *extra, "--", "--suite", SUITE,
+                 *run_args])
     assert code == 0
     return (json.loads((out / "explain.json").read_text()), (out / "full.md").read_text(),
             (out / "comment.md").read_text())
@@ -70,7 +71,7 @@ def top_change(item):
 @pytest.mark.slow
 def test_an_extra_operator_is_named_first_as_new(tmp_path):
     base, head = checkouts(tmp_path, {}, {"extra_op": True})
-    found, full, comment = explain(tmp_path, base, head, "--filter", "mlp")
+    found, full, comment = explain(tmp_path, base, head, run_args=["--filter", "mlp"])
     [item] = found["explained"]
     assert (top_change(item)["name"], top_change(item)["kind"]) == ("aten::sort", "new")
     assert item["diff"]["headline"].startswith("new aten::sort")
@@ -103,7 +104,7 @@ def test_a_larger_matmul_is_named_first_with_its_new_shapes(tmp_path):
 @pytest.mark.slow
 def test_a_forced_graph_break_is_named_first(tmp_path):
     base, head = checkouts(tmp_path, {"compile": True}, {"compile": True, "graph_break": True})
-    found, full, comment = explain(tmp_path, base, head, "--filter", "mlp")
+    found, full, comment = explain(tmp_path, base, head, run_args=["--filter", "mlp"])
     [item] = found["explained"]
     assert item["diff"]["headline"].startswith("graph breaks 0 → 1")
     assert item["diff"]["head_compilation"]["graph_breaks"] >= 1
@@ -116,7 +117,7 @@ def test_a_forced_graph_break_is_named_first(tmp_path):
 @pytest.mark.slow
 def test_a_case_failing_on_one_side_is_reported_not_explained(tmp_path):
     base, head = checkouts(tmp_path, {"fail": True}, {})
-    found, full, comment = explain(tmp_path, base, head, "--filter", "mlp")
+    found, full, comment = explain(tmp_path, base, head, run_args=["--filter", "mlp"])
     [item] = found["explained"]
     assert item["diff"] is None and list(item["errors"]) == ["base"]
     assert "RuntimeError: this side cannot build the model" in item["errors"]["base"]
@@ -151,9 +152,11 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"verdicts": 3}')
     for argv in (["--verdicts", str(bad)], ["--steps", "0"], ["--budget", "-1"]):
-        assert main(["explain", "--base", str(base), "--head", str(head), "--suite", SUITE,
-                     *argv]) == 2
+        assert main(["explain", "--base", str(base), "--head", str(head), *argv, "--",
+                     "--suite", SUITE]) == 2
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and err.startswith("torch-bench: error:")
-    assert main(["explain", "--base", str(tmp_path / "nowhere"), "--head", str(head),
+    assert main(["explain", "--base", str(tmp_path / "nowhere"), "--head", str(head), "--",
                  "--suite", SUITE]) == 2
+    assert main(["explain", "--base", str(base), "--head", str(head), "--", "--suite",
+                 "nosuchsuite"]) == 2

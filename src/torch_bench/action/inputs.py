@@ -168,6 +168,8 @@ INPUTS: tuple[Input, ...] = (
     Input("keep-runs", _non_negative_int, "0"),
     Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
+    Input("explain", _choice("auto", "never"), "auto"),
+    Input("explain-budget", _non_negative_float, "600"),
 )
 
 

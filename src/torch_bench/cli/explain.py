@@ -23,16 +23,11 @@ def register(subparsers) -> None:
                     "torch.profiler, each side in its own process, and show which operators "
                     "grew, shrank, appeared or vanished; for compiled cases, graph breaks and "
                     "recompilations.",
-        epilog="example: torch-bench explain --base ../main --head . --suite rnns "
-               "--verdicts verdicts.json --markdown explain.md --trace-dir traces",
+        epilog="example: torch-bench explain --base ../main --head . --verdicts "
+               "verdicts.json --markdown explain.md --trace-dir traces -- --suite rnns",
     )
     parser.add_argument("--base", required=True, metavar="DIR", help="base checkout")
     parser.add_argument("--head", required=True, metavar="DIR", help="head checkout")
-    parser.add_argument("--suite", action="append", metavar="NAME",
-                        help="suite(s) the cases are in (repeatable or comma-separated)")
-    parser.add_argument("--config", metavar="FILE", help="YAML configuration, as for `run`")
-    parser.add_argument("--device", metavar="DEVICE", help="cpu, cuda or cuda:N (default cpu)")
-    parser.add_argument("--filter", metavar="REGEX", help="only cases whose suite/name match")
     parser.add_argument("--verdicts", metavar="FILE",
                         help="a `torch-bench compare --json` file: explain only its "
                              "regressions and improvements")
@@ -54,13 +49,12 @@ def register(subparsers) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the diff as JSON here")
     parser.add_argument("--trace-dir", metavar="DIR",
                         help="write each side's Chrome trace JSON here (open in Perfetto)")
+    parser.add_argument("--device", metavar="DEVICE",
+                        help="cpu, cuda or cuda:N (default: the RUN_ARGS' --device, else cpu)")
+    parser.add_argument("run_args", nargs=argparse.REMAINDER, metavar="-- RUN_ARGS",
+                        help="the `torch-bench run` arguments that select the cases (--suite, "
+                             "--config, --filter, suite options); timing flags are ignored")
     parser.set_defaults(handler=handle)
-
-
-def _suite_list(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 @contextmanager
@@ -100,39 +94,55 @@ def handle(args: argparse.Namespace) -> int:
     for flag, folder in (("--base", base), ("--head", head)):
         if not folder.is_dir():
             raise UserError(f"{flag}: {folder}: no such folder")
-    targets = _targets(args, head)
-    explanation = _explain(targets, args, base, head)
+    targets, device = _targets(args, head)
+    explanation = _explain(targets, args, base, head, device)
     _emit(explanation, args)
     return 0
 
 
 def _targets(args: argparse.Namespace, head: Path):
     from torch_bench.analyze.explain import targets_from_plan, targets_from_verdicts
-    from torch_bench.config import build_run_config, load_yaml_config
     from torch_bench.fileio import parse_json, read_text
     from torch_bench.runner import plan_cases
 
-    yaml_data = load_yaml_config(args.config) if args.config else None
+    run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     with importable_from(head):
-        config = build_run_config(yaml_data=yaml_data, yaml_source=args.config or "config",
-                                  suites=_suite_list(args.suite), device=args.device,
-                                  filter=args.filter, threads=args.threads)
+        config = selection(run_args, args.device)
         planned = [(p.suite_ref, p.case) for p in plan_cases(config)]
     if args.verdicts is None:
-        return targets_from_plan(planned)
+        return targets_from_plan(planned), config.device
     report = parse_json(read_text(args.verdicts), args.verdicts)
     verdicts = report.get("verdicts") if isinstance(report, dict) else None
     if not isinstance(verdicts, list) or not all(isinstance(v, dict) for v in verdicts):
         raise UserError(f"--verdicts: {args.verdicts}: not a `torch-bench compare --json` "
                         "file (no list of verdicts)")
-    return targets_from_verdicts(planned, verdicts)
+    return targets_from_verdicts(planned, verdicts), config.device
 
 
-def _explain(targets, args: argparse.Namespace, base: Path, head: Path):
+def selection(run_args: list[str], device: str | None):
+    """The run configuration `torch-bench run RUN_ARGS` would plan its cases from."""
+    from torch_bench.cli import OneLineParser
+    from torch_bench.cli import run as run_command
+    from torch_bench.config import build_run_config, load_yaml_config
+
+    parser = OneLineParser(prog="torch-bench explain -- RUN_ARGS")
+    run_command.register(parser.add_subparsers())
+    args = parser.parse_args(["run", *run_args])
+    yaml_data = load_yaml_config(args.config) if args.config else None
+    return build_run_config(
+        yaml_data=yaml_data, yaml_source=args.config or "config",
+        suites=run_command._suite_list(args.suite), device=device or args.device,
+        filter=args.filter, exclude=args.exclude, exclude_exact=args.exclude_exact,
+        total_partitions=args.total_partitions, partition_id=args.partition_id,
+        cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
+                     if k.startswith("suite_opt_") and v is not None})
+
+
+def _explain(targets, args: argparse.Namespace, base: Path, head: Path, device: str):
     from torch_bench.analyze.explain import explain
     from torch_bench.measure.profile_sides import ProfileSettings, profile_side
 
-    settings = ProfileSettings(device=args.device or "cpu", warmup=args.warmup,
+    settings = ProfileSettings(device=device, warmup=args.warmup,
                                steps=args.steps, threads=args.threads,
                                timeout_s=args.timeout)
     trace_dir = Path(args.trace_dir).resolve() if args.trace_dir else None
