@@ -41,12 +41,12 @@ def change_phrase(change: OpChange, name: str | None = None) -> str:
         return f"new {name} ({ms_text(change.delta_us)}, {calls})"
     if change.kind == "vanished":
         return f"{name} gone ({ms_text(change.delta_us)})"
-    text = f"{name} {ms_text(change.delta_us)}"
-    if change.relative is not None:
-        text += f" ({change.relative:+.0%})"
+    details = [f"{change.relative:+.0%}"] if change.relative is not None else []
     if change.calls_changed:
-        text += f", calls {calls_text(change.base_calls)} → {calls_text(change.head_calls)}"
-    return text
+        details.append(f"calls {calls_text(change.base_calls)} → "
+                       f"{calls_text(change.head_calls)}")
+    return f"{name} {ms_text(change.delta_us)}" + (f" ({', '.join(details)})" if details
+                                                    else "")
 
 
 def compilation_phrases(diff: OpDiff) -> list[str]:
