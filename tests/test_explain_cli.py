@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from support.planted_suite import source
+from support.planted_suite import source, zoo_model
 from torch_bench.cli import main
 
 SUITE = "explainwork.suite"
@@ -30,14 +30,14 @@ def commit_suite(repo, text, message):
         "-m", message)
 
 
-def checkouts(tmp_path, base_knobs, head_knobs):
+def checkouts(tmp_path, base_knobs, head_knobs, make=source):
     """The head (branch `feature`, checked out) and its base (`main`) in a second worktree."""
     repo = tmp_path / "project"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    commit_suite(repo, source(**base_knobs), "base")
+    commit_suite(repo, make(**base_knobs), "base")
     git(repo, "checkout", "-q", "-b", "feature")
-    commit_suite(repo, source(**head_knobs), "planted change")
+    commit_suite(repo, make(**head_knobs), "planted change")
     base = tmp_path / "base"
     git(repo, "worktree", "add", "-q", "--detach", str(base), "main")
     return base, repo
@@ -52,13 +52,13 @@ def verdicts_file(tmp_path, kinds):
     return path
 
 
-def explain(tmp_path, base, head, *extra, run_args=()):
+def explain(tmp_path, base, head, *extra, run_args=(), suite=SUITE):
     out = tmp_path / "out"
     code = main(["explain", "--base", str(base), "--head", str(head),
                  "--steps", "5", "--warmup", "2", "--json", str(out / "explain.json"),
                  "--markdown", str(out / "full.md"),
-                 "--comment-markdown", str(out / "comment.md"), *extra, "--", "--suite", SUITE,
-                 *run_args])
+                 "--comment-markdown", str(out / "comment.md"), *extra, "--",
+                 *(["--suite", suite] if suite else []), *run_args])
     assert code == 0
     return (json.loads((out / "explain.json").read_text()), (out / "full.md").read_text(),
             (out / "comment.md").read_text())
@@ -112,6 +112,26 @@ def test_a_forced_graph_break_is_named_first(tmp_path):
     assert "graph_break()" in item["diff"]["head_compilation"]["break_reasons"][0][0]
     assert "graph breaks on the head" in full
     assert comment.count("graph breaks 0 → 1") == 1
+
+
+@pytest.mark.slow
+def test_the_compile_suite_profiles_the_compiled_runtime_of_a_flagged_speedup(tmp_path):
+    base, head = checkouts(tmp_path, {}, {"graph_break": True}, make=zoo_model)
+    verdicts = tmp_path / "verdicts.json"
+    params = {"mode": "inference", "backend": "eager", "compile_mode": "default",
+              "device": "cpu", "dtype": "float32", "amp": False, "batch_size": None,
+              "check": "performance"}
+    verdicts.write_text(json.dumps({"verdicts": [
+        {"suite": "compile", "name": "planted", "params": params, "metric": "speedup",
+         "verdict": "regression", "ratio": 0.7}]}))
+    found, full, _ = explain(tmp_path, base, head, "--verdicts", str(verdicts), suite=None,
+                             run_args=["--suite", "compile",
+                                       "--models", "planted=explainwork.suite:mlp",
+                                       "--backend", "eager", "--check", "performance",
+                                       "--modes", "inference"])
+    [item] = found["explained"]
+    assert item["diff"]["window"] == "latency (compiled)"
+    assert item["diff"]["headline"].startswith("graph breaks 0 → 1")
 
 
 @pytest.mark.slow

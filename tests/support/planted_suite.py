@@ -61,3 +61,33 @@ SUITE = Suite(name="planted", description="a tiny MLP with a planted change", op
 def source(width=128, extra_op=False, graph_break=False, compile=False, fail=False) -> str:
     return SOURCE.format(width=width, extra_op=extra_op, graph_break=graph_break,
                          compile=compile, fail=fail)
+
+
+ZOO_MODEL = '''
+import torch
+
+GRAPH_BREAK = {graph_break}
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(32, 64)
+        self.outer = torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        y = self.inner(x).relu()
+        if GRAPH_BREAK:
+            torch._dynamo.graph_break()
+        return self.outer(y)
+
+
+def mlp(batch_size=None):
+    torch.manual_seed(0)
+    return Net(), (torch.randn(batch_size or 4, 32),)
+'''
+
+
+def zoo_model(graph_break=False) -> str:
+    """A model for the compile suite (`--models planted=explainwork.suite:mlp`)."""
+    return ZOO_MODEL.format(graph_break=graph_break)
