@@ -61,7 +61,7 @@ def explain_regressions(inputs: ActionInputs, ctx: RunContext, results: Path,
                   "head", file=sys.stderr)
             cli("explain", "--base", base, "--head", ctx.workspace,
                 *explain_arguments(inputs, verdicts, root))
-    except (UserError, SystemExit) as exc:  # SystemExit: a usage error in `run-args`
+    except (UserError, SystemExit, OSError) as exc:  # SystemExit: a usage error in run-args
         print(actions.warning(f"explain: {exc}; the verdicts stand without an operator "
                               "diff"), file=sys.stderr)
         return False

@@ -131,7 +131,9 @@ def selection(run_args: list[str], device: str | None):
     yaml_data = load_yaml_config(args.config) if args.config else None
     return build_run_config(
         yaml_data=yaml_data, yaml_source=args.config or "config",
-        suites=run_command._suite_list(args.suite), device=device or args.device,
+        suites=[name.strip() for value in args.suite or () for name in value.split(",")
+                if name.strip()] or None,
+        device=device or args.device,
         filter=args.filter, exclude=args.exclude, exclude_exact=args.exclude_exact,
         total_partitions=args.total_partitions, partition_id=args.partition_id,
         cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()

@@ -146,7 +146,7 @@ def full_section(item: Explained) -> list[str]:
     if item.traces:
         lines.append("Traces (Chrome trace JSON, open in https://ui.perfetto.dev): "
                      + ", ".join(f"{side} `{markdown_text(path.rsplit('/', 1)[-1])}`"
-                                 for side, path in item.traces.items()) + "")
+                                 for side, path in item.traces.items()))
         lines.append("")
     return lines
 
