@@ -170,6 +170,8 @@ INPUTS: tuple[Input, ...] = (
     Input("output-dir", _text, "torch-bench-output"),
     Input("bisect", _bool, "false"),
     Input("bisect-max-steps", lambda t: max(1, int(t)), "6"),
+    Input("explain", _choice("auto", "never"), "auto"),
+    Input("explain-budget", _non_negative_float, "600"),
 )
 
 

@@ -234,6 +234,17 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
             *ab_stage.run_arguments(inputs))
 
 
+def explain(inputs: ActionInputs, ctx: RunContext, results: Path, paths: Paths,
+            outcome: Outcome) -> None:
+    """The operator diff of the regressions and improvements (input `explain`)."""
+    from torch_bench.action import explain_stage
+
+    if outcome.report and explain_stage.wants_explain(inputs, ctx, outcome.regressions,
+                                                      outcome.improvements):
+        explain_stage.explain_regressions(inputs, ctx, results, paths.verdicts, outcome.report,
+                                          paths.root, cli, paths.fork_report)
+
+
 def store(head: Path, target: Target, creds: Credentials | None) -> None:
     from torch_bench.cli.store import load_sources
 

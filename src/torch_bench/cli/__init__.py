@@ -44,6 +44,8 @@ COMMANDS = (
             "list, prune, rename, compact or verify the stored history"),
     Command("bisect", "torch_bench.cli.bisect",
             "find the commit between a good and a bad one that made benchmarks slower"),
+    Command("explain", "torch_bench.cli.explain",
+            "profile cases on base and head and diff their operators"),
 )
 COMMAND_MODULES = tuple(command.module for command in COMMANDS)
 

@@ -31,6 +31,7 @@ from torch_bench.measure.interruptions import (
     is_interrupted,
     migrations,
 )
+from torch_bench.measure.op_window import profile_window
 from torch_bench.results.stats import relative_iqr
 
 SPREAD_MIN_SAMPLES = 3  # a spread from fewer samples says nothing
@@ -254,7 +255,7 @@ def measure(
         number = policy.loops_for(metric) or _block_size(fn, policy, clock)
     moved = migrations()
     with gc_paused():
-        blocks, stop_reason = _sample(fn, number, policy, clock, setup)
+        blocks, stop_reason = _sample(fn, number, policy, clock, setup, metric)
     moved_after = migrations()
     other = device_clock if policy.clock == "cpu" else "cpu"
     switches = [b.switches for b in blocks]
@@ -273,7 +274,8 @@ def measure(
 
 
 def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: Clock,
-            setup: Callable[[], object] | None) -> tuple[list[Block], str]:
+            setup: Callable[[], object] | None,
+            metric: str | None = None) -> tuple[list[Block], str]:
     if policy.nloops is not None:
         lowest, highest, deadline = policy.nloops, policy.nloops, float("inf")
     else:
@@ -285,7 +287,9 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
     while len(samples) < highest:
         if setup is not None:
             setup()
-        blocks.append(_time_block(fn, number, clock))
+        with profile_window(metric) as window:  # a profiler sees each block on its own
+            blocks.append(_time_block(fn, number, clock))
+            window.calls = number
         samples.append(blocks[-1].on(policy.clock) / number)
         count = len(samples)
         if count < lowest or policy.nloops is not None:

@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 import torch
 
+from torch_bench.measure.op_window import profile_window
 from torch_bench.measure.timer import Clock, TimingPolicy, gc_paused
 from torch_bench.results.stats import relative_iqr
 from torch_bench.zoo import Example
@@ -189,10 +190,12 @@ def interleaved(fns: Mapping[str, Callable[[], Any]], policy: TimingPolicy,
     with gc_paused():
         for round_ in range(1, policy.max_repeats + 1):
             for name, fn in fns.items():
-                clock.start()
-                for _ in range(number):
-                    fn()
-                samples[name].append(clock.stop() / number)
+                with profile_window("latency", name) as window:
+                    clock.start()
+                    for _ in range(number):
+                        fn()
+                    samples[name].append(clock.stop() / number)
+                    window.calls = number
             if round_ >= policy.min_repeats and (
                     time.perf_counter() >= deadline
                     or all(relative_iqr(s) <= policy.target_rel_iqr for s in samples.values())):
