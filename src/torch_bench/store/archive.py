@@ -31,12 +31,15 @@ from torch_bench.errors import InvalidDocument
 from torch_bench.fileio import decode_text, parse_json
 from torch_bench.results.document import parse_run
 from torch_bench.results.schema import SCHEMA_VERSION, Run
-from torch_bench.store import columnar
 
 ARCHIVE_NAME = "torch-bench/archive"
 # Version history:
 #   1 -- torch-bench 0.1.0: first version.
 ARCHIVE_VERSION = 1
+PARQUET_MAGIC = b"PAR1"  # the first bytes of a Parquet file
+
+# store/columnar.py (and pyarrow, slow to import) is imported by the functions that need it,
+# so commands that never meet a Parquet archive do not wait for it.
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ def _archived_runs(archive: Archive) -> list[Run]:
 
 def encode_archive(archive: Archive) -> bytes:
     """The archive as Parquet, the format compaction writes."""
+    from torch_bench.store import columnar
     return columnar.encode(_archived_runs(archive), {
         "month": archive.month, "samples": "summarised" if archive.summarised else "kept"})
 
@@ -92,7 +96,7 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
     InvalidDocument naming it. With `trust`, runs of an archive torch-bench wrote and nobody
     changed (a JSON archive matching its digest, a Parquet archive with its metadata) are not
     validated again."""
-    if data[:4] == columnar.MAGIC:
+    if data[:4] == PARQUET_MAGIC:
         return _decode_parquet(data, source, trust)
     try:
         text = gzip.decompress(data)
@@ -124,6 +128,7 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
 
 
 def _decode_parquet(data: bytes, source: str, trust: bool) -> tuple[Archive, list[str]]:
+    from torch_bench.store import columnar
     metadata, documents, runs = columnar.decode(data, source)
     problems = []
     if documents is None and not trust:

@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -37,7 +38,6 @@ FORMAT_NAME = "torch-bench/archive"
 # Version history (the JSON archive of store/archive.py is version 1):
 #   2 -- Parquet, one row per result.
 FORMAT_VERSION = 2
-MAGIC = b"PAR1"
 
 SUMMARY_FIELDS = tuple(Summary.__dataclass_fields__)
 RUN_FACTS = ("repository", "branch", "sha")
@@ -127,7 +127,10 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
     try:
         file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=DICTIONARY_COLUMNS,
                               page_checksum_verification=True)
-        table = file.read()
+        # One thread: a process that started Arrow's thread pool can abort as it exits
+        # (std::terminate on a worker still running), which would turn a CLI's success into
+        # exit status 134. Decoding is Python-bound anyway.
+        table = file.read(use_threads=False)
     except (pa.ArrowException, OSError) as exc:
         raise InvalidDocument(f"{source}: not a readable Parquet archive ({exc})") from None
     raw = (file.schema_arrow.metadata or {}).get(METADATA_KEY)
@@ -135,10 +138,9 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
         metadata = json.loads(raw) if raw else {}
     except ValueError:
         metadata = {}
-    missing = [name for name in SCHEMA.names if name not in table.column_names]
-    if missing:
-        raise InvalidDocument(f"{source}: not a torch-bench archive: no column "
-                              f"{', '.join(missing)}")
+    wrong = _schema_problem(table.schema)
+    if wrong:
+        raise InvalidDocument(f"{source}: not a torch-bench archive: {wrong}")
     try:
         rows = _rows(table)
     except (pa.ArrowException, ValueError, TypeError) as exc:
@@ -151,6 +153,18 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # not as written: validate every run instead
     return metadata if isinstance(metadata, dict) else {}, _documents(rows), []
+
+
+def _schema_problem(schema: pa.Schema) -> str | None:
+    for expected in SCHEMA:
+        if expected.name not in schema.names:
+            return f"no column {expected.name!r}"
+        found = schema.field(expected.name).type
+        if pa.types.is_dictionary(found):
+            found = found.value_type
+        if found != expected.type:
+            return f"column {expected.name!r} is {found}, expected {expected.type}"
+    return None
 
 
 def _rows(table: pa.Table) -> dict[str, list]:
@@ -174,8 +188,7 @@ def _values(column: pa.ChunkedArray, convert: Callable[[str], Any] | None) -> li
             if convert is not None:
                 words = [convert(word) for word in words]
             words.append(None)
-            codes = chunk.indices.fill_null(len(words) - 1).to_numpy(zero_copy_only=False)
-            values.extend(map(words.__getitem__, codes.tolist()))
+            values.extend(map(words.__getitem__, _codes(chunk.indices, len(words) - 1)))
         else:
             plain = chunk.to_pylist()
             values.extend(plain if convert is None else
@@ -183,12 +196,32 @@ def _values(column: pa.ChunkedArray, convert: Callable[[str], Any] | None) -> li
     return values
 
 
+def _codes(indices: pa.Array, null: int) -> list[int]:
+    """A dictionary array's indices, `null` where there is none."""
+    data = _numbers(indices)
+    if indices.null_count:
+        bits = np.unpackbits(np.frombuffer(indices.buffers()[0], np.uint8), bitorder="little")
+        data = np.where(bits[indices.offset:indices.offset + len(indices)].astype(bool),
+                        data, null)
+    return data.tolist()
+
+
+def _numbers(array: pa.Array) -> np.ndarray:
+    """The values of an integer or float array without nulls, read from its buffer with
+    numpy (pyarrow's own conversions import pandas, slow to import)."""
+    kind = "f" if pa.types.is_floating(array.type) else "i"
+    data = np.frombuffer(array.buffers()[1], dtype=f"<{kind}{array.type.bit_width // 8}",
+                         count=array.offset + len(array))
+    return data[array.offset:]
+
+
 def _lists(column: pa.ChunkedArray) -> list[tuple[float, ...]]:
     values: list[tuple[float, ...]] = []
     for chunk in column.chunks:
-        chunk = chunk.cast(pa.list_(pa.float64()))
-        offsets = chunk.offsets.to_numpy().tolist()
-        flat = chunk.values.to_numpy(zero_copy_only=False).tolist()
+        if chunk.null_count or chunk.values.null_count:
+            raise ValueError("samples: null values")
+        offsets = _numbers(chunk.offsets).tolist()
+        flat = _numbers(chunk.values).tolist()
         values.extend(tuple(flat[offsets[i]:offsets[i + 1]]) for i in range(len(chunk)))
     return values
 
