@@ -243,3 +243,14 @@ def test_the_site_reads_parquet_history_as_it_reads_run_files(tmp_path, cli):
         s.benchmark_id for s in from_files.series]
     for mine, theirs in zip(from_cache.series, from_files.series, strict=True):
         assert mine.points.median.tolist() == pytest.approx(theirs.points.median.tolist())
+
+
+def test_an_archive_rewritten_by_another_tool_in_another_order_still_reads(tmp_path, cli):
+    root = tmp_path / "benchmarks"
+    runs = compacted(root, cli)
+    (archive,) = archive_files(root)
+    table = pq.read_table(archive, use_threads=False)
+    backwards = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
+    pq.write_table(backwards.replace_schema_metadata(None), archive)
+    history = load_history(root)  # validated, since torch-bench did not write it
+    assert history.problems == () and list(history.runs) == in_order(runs)

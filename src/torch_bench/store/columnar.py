@@ -258,17 +258,23 @@ def _result(rows: dict[str, list], i: int) -> Result:
 
 
 def _documents(rows: dict[str, list]) -> list[dict[str, Any]]:
-    """Run documents rebuilt from rows as they are, for validation."""
+    """Run documents rebuilt from rows as they are, for validation; a file another tool
+    wrote may hold a run's rows apart or its results out of order."""
+    places: dict[Any, list[int]] = {}
+    for i, run_id in enumerate(rows["run_id"]):
+        places.setdefault(run_id, []).append(i)
     documents = []
-    for start, end in _spans(rows["run_id"]):
-        rest = rows["run"][start]
+    for indexes in places.values():
+        first = indexes[0]
+        rest = rows["run"][first]
         rest = rest if isinstance(rest, dict) else {}
+        results = sorted((i for i in indexes if rows["result"][i] is not None),
+                         key=lambda i: rows["result"][i])
         documents.append({
             "schema": {"name": SCHEMA_NAME, "version": SCHEMA_VERSION},
-            "run_id": rows["run_id"][start], "created_at": rows["created_at"][start],
+            "run_id": rows["run_id"][first], "created_at": rows["created_at"][first],
             **{key: rest.get(key, {}) for key in ("git", "ci", "env", "config")},
-            "results": [_result_document(rows, i) for i in range(start, end)
-                        if rows["result"][i] is not None]})
+            "results": [_result_document(rows, i) for i in results]})
     return documents
 
 
