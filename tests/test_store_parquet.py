@@ -254,3 +254,7 @@ def test_an_archive_rewritten_by_another_tool_in_another_order_still_reads(tmp_p
     pq.write_table(backwards.replace_schema_metadata(None), archive)
     history = load_history(root)  # validated, since torch-bench did not write it
     assert history.problems == () and list(history.runs) == in_order(runs)
+    cli("data", "rename", "--benchmark", "bench2", "bench_two", check=True)  # rewritten again
+    (archive,) = archive_files(root)
+    assert archive.parent.name == "2025" and archive.name.startswith("11-")
+    assert "bench_two" in pq.read_table(archive, use_threads=False).column("name").to_pylist()

@@ -140,6 +140,7 @@ def _decode_parquet(data: bytes, source: str, trust: bool) -> tuple[Archive, lis
                 runs.append(parse_run(document, f"{source}: runs[{index}]"))
             except InvalidDocument as exc:
                 problems.append(str(exc))
-    archive = Archive(str(metadata.get("month", "")), tuple(runs),
-                      metadata.get("samples") == "summarised")
+    # A file another tool rewrote may have lost the metadata: its runs tell the month.
+    month = metadata.get("month") or (runs[0].created_at[:7].replace("-", "/") if runs else "")
+    archive = Archive(str(month), tuple(runs), metadata.get("samples") == "summarised")
     return archive, problems
