@@ -46,7 +46,7 @@ def test_old_months_are_archived_and_every_run_still_reads(tmp_path):
     check = tmp_path / "check"
     git(tmp_path, "clone", "-q", "-b", "gh-pages", str(remote), str(check))
     archives = sorted(p.relative_to(check / "benchmarks").as_posix()
-                      for p in (check / "benchmarks").rglob("*.json.gz"))
+                      for p in (check / "benchmarks").rglob("*.parquet"))
     assert len(archives) == 1 and archives[0].startswith("archive/2026/01-")  # January only
     history = load_history(check / "benchmarks")
     assert sorted(r.created_at[:10] for r in history.runs) == days

@@ -6,6 +6,7 @@ import gzip
 import json
 
 from torch_bench.results.schema import measured, new_run
+from torch_bench.store.archive import decode_archive, encode_json_archive
 from torch_bench.store.folder import store_in_folder
 from torch_bench.store.layout import archive_files, run_files
 from torch_bench.store.reader import load_history
@@ -23,6 +24,16 @@ def history(root, months=("2025-11", "2025-12", "2026-01"), per_month=2):
                 env={"fingerprint": "fp1"}))
     store_in_folder(runs, root)
     return runs
+
+
+def as_json_archive(root):
+    """The one Parquet archive replaced by the gzip JSON archive older versions wrote."""
+    (archive,) = archive_files(root)
+    decoded, _ = decode_archive(archive.read_bytes(), str(archive))
+    legacy = archive.with_name(archive.name.replace(".parquet", ".json.gz"))
+    legacy.write_bytes(encode_json_archive(decoded))
+    archive.unlink()
+    return legacy
 
 
 def test_list_shows_runs_and_benchmarks(tmp_path, cli):
@@ -89,7 +100,7 @@ def test_verify_and_the_reader_name_bad_files(tmp_path, cli):
     root = tmp_path / "benchmarks"
     history(root)
     cli("data", "compact", "--before", "2025-12", check=True)
-    (archive,) = archive_files(root)
+    archive = as_json_archive(root)
     document = json.loads(gzip.decompress(archive.read_bytes()))
     document["runs"][1]["results"][0]["metric"] = 7
     archive.write_bytes(gzip.compress(json.dumps(document).encode()))
@@ -122,7 +133,7 @@ def test_an_intact_archive_is_trusted_by_the_reader_but_verify_checks_every_run(
     root = tmp_path / "benchmarks"
     history(root, months=("2025-11",))
     cli("data", "compact", "--before", "2025-12", check=True)
-    (archive,) = archive_files(root)
+    archive = as_json_archive(root)
     document = json.loads(gzip.decompress(archive.read_bytes()))
     document["runs"][0]["results"][0]["unit"] = "s"  # invalid, digest recomputed to match
     document["runs_sha256"] = _runs_digest(document["runs"])

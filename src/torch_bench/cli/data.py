@@ -1,6 +1,6 @@
 """`torch-bench data`: look after the history in a data folder (a checkout of the data branch
-or a plain folder): list, prune, rename, compact, verify. Edits print their plan; `--dry-run`
-stops there. Commit and push the folder afterwards as you would any change."""
+or a plain folder): list, prune, rename, compact, verify, export. Edits print their plan;
+`--dry-run` stops there. Commit and push the folder afterwards as you would any change."""
 
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ from torch_bench.store.edits import (
     rename_benchmark,
     rename_param,
 )
+from torch_bench.store.export import export_parquet
 from torch_bench.store.layout import DATA_FOLDER, OLD_DATA_FOLDER
 from torch_bench.store.listing import format_benchmarks, format_runs
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
+from torch_bench.store.reader import load_history
 from torch_bench.store.scan import scan_folder
 from torch_bench.store.verify import find_problems
 
@@ -41,7 +43,7 @@ def data_folder(text: str) -> str:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "data", help="list, prune, rename, compact or verify the stored history",
+        "data", help="list, prune, rename, compact, verify or export the stored history",
         description=__doc__.split("\n\n")[0].replace("`", ""))
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -77,7 +79,7 @@ def register(subparsers) -> None:
                              "already exists, merging the two series")
     rename.add_argument("--dry-run", action="store_true", help="print the plan only")
 
-    compact = action("compact", "fold old run files into one compressed archive per month",
+    compact = action("compact", "fold old run files into one Parquet archive per month",
                      handle_compact)
     compact.add_argument("--before", type=parse_month, metavar="YYYY-MM",
                          help="compact months before this one (default: before last month)")
@@ -87,6 +89,10 @@ def register(subparsers) -> None:
 
     action("verify", "validate every file; exit status 1 when there are problems",
            handle_verify)
+
+    export = action("export", "write the whole history as one Parquet dataset", handle_export)
+    export.add_argument("--parquet", required=True, type=Path, metavar="FILE_OR_DIR",
+                        help="a .parquet file, or else a folder of one file per month")
 
 
 def parse_date(text: str) -> str:
@@ -188,6 +194,21 @@ def handle_verify(args: argparse.Namespace) -> int:
     print(f"{runs} runs checked, {len(found)} problem{'s' if len(found) != 1 else ''}",
           file=sys.stderr)
     return EXIT_PROBLEMS if found else 0
+
+
+def handle_export(args: argparse.Namespace) -> int:
+    history = load_history(Path(args.data))
+    _warn(history.problems)
+    if not history.runs:
+        raise UserError(f"{args.data}: no runs to export")
+    target = args.parquet
+    if target.suffix != ".parquet" and target.exists() and not target.is_dir():
+        raise UserError(f"{target}: is a file; name a .parquet file or a folder")
+    written = export_parquet(history.runs, target)
+    results = sum(len(run.results) for run in history.runs)
+    print(f"{len(history.runs)} runs ({results} results) written to {target}"
+          f"{f' ({len(written)} files)' if len(written) > 1 else ''}", file=sys.stderr)
+    return 0
 
 
 def _carry_out(args: argparse.Namespace, plan: Plan, problems) -> int:

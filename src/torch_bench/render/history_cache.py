@@ -45,14 +45,14 @@ from torch_bench.render.columns import (
 )
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
-from torch_bench.store.layout import archive_files, run_files
+from torch_bench.store.layout import archive_files, is_archive_name, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
 CACHE_FORMAT = 1
 # The modules whose code decides what the cache holds.
 READER_MODULES = ("torch_bench.render.columns", "torch_bench.render.history_cache",
                   "torch_bench.results.schema", "torch_bench.results.document",
-                  "torch_bench.store.archive")
+                  "torch_bench.store.archive", "torch_bench.store.columnar")
 INDEX_NAME = "history.json"
 ROWS_NAME = "history.npz"
 
@@ -138,7 +138,7 @@ def read_file(path: Path, shared: dict) -> tuple[list[str], RowBlock]:
     problems: list[str] = []
     runs = []
     try:
-        if path.name.endswith(".json.gz"):
+        if is_archive_name(path.name):
             archive, found = decode_archive(path.read_bytes(), str(path))
             problems.extend(found)
             runs = list(archive.runs)

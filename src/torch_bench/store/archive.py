@@ -1,5 +1,9 @@
-"""Archive files: many runs of one month in one gzip-compressed JSON document, written by
-`torch-bench data compact` and read back by the history reader.
+"""Archive files: many runs of one month in one file, written by `torch-bench data compact`
+and read back by the history reader.
+
+Compaction writes Apache Parquet (store/columnar.py: one row per result, zstd). Older
+versions wrote one gzip-compressed JSON document, still read, and converted to Parquet by
+the next compaction:
 
     {"schema": {"name": "torch-bench/archive", "version": 1},
      "month": "2026/01", "samples": "kept" | "summarised",
@@ -32,6 +36,10 @@ ARCHIVE_NAME = "torch-bench/archive"
 # Version history:
 #   1 -- torch-bench 0.1.0: first version.
 ARCHIVE_VERSION = 1
+PARQUET_MAGIC = b"PAR1"  # the first bytes of a Parquet file
+
+# store/columnar.py (and pyarrow, slow to import) is imported by the functions that need it,
+# so commands that never meet a Parquet archive do not wait for it.
 
 
 @dataclass(frozen=True)
@@ -51,10 +59,21 @@ def digest(run_ids: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(run_ids)).encode()).hexdigest()[:12]
 
 
-def encode_archive(archive: Archive) -> bytes:
+def _archived_runs(archive: Archive) -> list[Run]:
     runs = sorted(archive.runs, key=lambda run: (run.created_at, run.run_id))
-    if archive.summarised:
-        runs = [drop_samples(run) for run in runs]
+    return [drop_samples(run) for run in runs] if archive.summarised else runs
+
+
+def encode_archive(archive: Archive) -> bytes:
+    """The archive as Parquet, the format compaction writes."""
+    from torch_bench.store import columnar
+    return columnar.encode(_archived_runs(archive), {
+        "month": archive.month, "samples": "summarised" if archive.summarised else "kept"})
+
+
+def encode_json_archive(archive: Archive) -> bytes:
+    """The archive as gzip-compressed JSON, as torch-bench wrote it before Parquet."""
+    runs = _archived_runs(archive)
     entries = [run.to_dict() for run in runs]
     document = {
         "schema": {"name": ARCHIVE_NAME, "version": ARCHIVE_VERSION},
@@ -72,9 +91,13 @@ def _runs_digest(entries: list) -> str:
 
 
 def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archive, list[str]]:
-    """The archive and the problems of runs inside it (each named `<file>: runs[i]: ...`,
-    skipped). A file that cannot be read at all raises InvalidDocument naming it. With
-    `trust`, runs of an archive that matches its digest are not validated again."""
+    """The archive (Parquet or JSON) and the problems of runs inside it (each named
+    `<file>: runs[i]: ...`, skipped). A file that cannot be read at all raises
+    InvalidDocument naming it. With `trust`, runs of an archive torch-bench wrote and nobody
+    changed (a JSON archive matching its digest, a Parquet archive with its metadata) are not
+    validated again."""
+    if data[:4] == PARQUET_MAGIC:
+        return _decode_parquet(data, source, trust)
     try:
         text = gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
@@ -101,4 +124,23 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
             problems.append(str(exc))
     archive = Archive(str(document.get("month", "")), tuple(runs),
                       document.get("samples") == "summarised")
+    return archive, problems
+
+
+def _decode_parquet(data: bytes, source: str, trust: bool) -> tuple[Archive, list[str]]:
+    from torch_bench.store import columnar
+    metadata, documents, runs = columnar.decode(data, source)
+    problems = []
+    if documents is None and not trust:
+        documents = [run.to_dict() for run in runs]
+    if documents is not None:
+        runs = []
+        for index, document in enumerate(documents):
+            try:
+                runs.append(parse_run(document, f"{source}: runs[{index}]"))
+            except InvalidDocument as exc:
+                problems.append(str(exc))
+    # A file another tool rewrote may have lost the metadata: its runs tell the month.
+    month = metadata.get("month") or (runs[0].created_at[:7].replace("-", "/") if runs else "")
+    archive = Archive(str(month), tuple(runs), metadata.get("samples") == "summarised")
     return archive, problems

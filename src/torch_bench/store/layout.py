@@ -3,7 +3,8 @@
     <data>/runs/<YYYY>/<MM>/<run_id>.json          canonical run document, never rewritten
     <data>/exports/<YYYY>/<MM>/<run_id>.oss.json   OSS export of that run
     <data>/exports/<YYYY>/<MM>/<run_id>.aipep.txt  AI-PEP export of that run
-    <data>/archive/<YYYY>/<MM>-<digest>.json.gz    runs folded by `torch-bench data compact`
+    <data>/archive/<YYYY>/<MM>-<digest>.parquet    runs folded by `torch-bench data compact`
+    <data>/archive/<YYYY>/<MM>-<digest>.json.gz    the same, as older versions wrote them
 
 Every run adds new files only, so writers on different runners never touch the same path.
 The dashboard's JavaScript does not read these paths; it reads the site's own data files.
@@ -24,6 +25,8 @@ OLD_DATA_FOLDER = "data"  # the CLI's default up to 1.0.0
 RUNS_DIR = "runs"
 EXPORTS_DIR = "exports"
 ARCHIVE_DIR = "archive"
+ARCHIVE_SUFFIX = ".parquet"
+JSON_ARCHIVE_SUFFIX = ".json.gz"  # written before Parquet; read, converted by compaction
 
 
 def _month(run: Run) -> PurePosixPath:
@@ -46,8 +49,18 @@ def run_files(root: Path) -> list[Path]:
 
 
 def archive_files(root: Path) -> list[Path]:
-    """All archive files (compacted runs) under a data folder, in a stable order."""
-    return sorted((root / ARCHIVE_DIR).glob("*/*.json.gz"))
+    """All archive files (compacted runs, Parquet or JSON) under a data folder, in a stable
+    order."""
+    return sorted(path for suffix in (ARCHIVE_SUFFIX, JSON_ARCHIVE_SUFFIX)
+                  for path in (root / ARCHIVE_DIR).glob(f"*/*{suffix}"))
+
+
+def is_archive_name(name: str) -> bool:
+    return name.endswith((ARCHIVE_SUFFIX, JSON_ARCHIVE_SUFFIX))
+
+
+def is_json_archive(path: PurePosixPath | Path) -> bool:
+    return path.name.endswith(JSON_ARCHIVE_SUFFIX)
 
 
 def month_of(run: Run) -> str:
@@ -57,4 +70,4 @@ def month_of(run: Run) -> str:
 
 def archive_path(month: str, digest: str) -> PurePosixPath:
     year, mon = month.split("/")
-    return PurePosixPath(ARCHIVE_DIR, year, f"{mon}-{digest}.json.gz")
+    return PurePosixPath(ARCHIVE_DIR, year, f"{mon}-{digest}{ARCHIVE_SUFFIX}")

@@ -12,7 +12,13 @@ from torch_bench.fileio import write_bytes_atomic
 from torch_bench.results.schema import Run
 from torch_bench.store.archive import Archive, digest, encode_archive
 from torch_bench.store.documents import run_files_of
-from torch_bench.store.layout import archive_path, export_paths, month_of, run_path
+from torch_bench.store.layout import (
+    archive_path,
+    export_paths,
+    is_json_archive,
+    month_of,
+    run_path,
+)
 from torch_bench.store.scan import Scan
 
 
@@ -63,7 +69,8 @@ def plan_edit(scan: Scan, edited: Iterable[Run]) -> Plan:
 
 def plan_compact(scan: Scan, before_month: str, summarise: bool) -> Plan:
     """Fold the run files of every month before `before_month` ("YYYY/MM") and that month's
-    earlier archives into one archive per month; the run files and their exports go away."""
+    earlier archives into one Parquet archive per month; the run files and their exports go
+    away. A month kept in JSON archives (older versions) is converted to Parquet too."""
     loose: dict[str, list[Run]] = defaultdict(list)
     for stored in scan.stored:
         if not stored.archived and month_of(stored.run) < before_month:
@@ -71,13 +78,17 @@ def plan_compact(scan: Scan, before_month: str, summarise: bool) -> Plan:
     old_archives: dict[str, list[PurePosixPath]] = defaultdict(list)
     for path, archive in scan.archives.items():
         old_archives[archive.month].append(path)
+    legacy = {archive.month for path, archive in scan.archives.items()
+              if is_json_archive(path) and archive.month}
     writes: dict[PurePosixPath, bytes] = {}
     deletes: set[PurePosixPath] = set()
-    for month, runs in sorted(loose.items()):
+    for month in sorted(set(loose) | legacy):
+        runs = loose.get(month, [])
         merged = {run.run_id: run for path in old_archives[month]
                   for run in scan.archives[path].runs}
         merged.update({run.run_id: run for run in runs})
-        summarised = summarise or any(scan.archives[p].summarised for p in old_archives[month])
+        summarised = (summarise and bool(runs)) or any(scan.archives[p].summarised
+                                                      for p in old_archives[month])
         new_path = archive_path(month, digest(merged))
         writes[new_path] = encode_archive(Archive(month, tuple(merged.values()), summarised))
         deletes.update(old_archives[month])

@@ -8,7 +8,14 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from torch_bench.store.edits import duplicate_series
-from torch_bench.store.layout import ARCHIVE_DIR, EXPORTS_DIR, RUNS_DIR, export_paths, run_path
+from torch_bench.store.layout import (
+    ARCHIVE_DIR,
+    EXPORTS_DIR,
+    RUNS_DIR,
+    export_paths,
+    is_archive_name,
+    run_path,
+)
 from torch_bench.store.scan import Scan
 
 
@@ -46,4 +53,4 @@ def find_problems(scan: Scan, present: Iterable[PurePosixPath]) -> list[str]:
 def _expected_name(path: PurePosixPath) -> bool:
     if path.parts[0] == RUNS_DIR:
         return len(path.parts) == 4 and path.suffix == ".json"
-    return len(path.parts) == 3 and path.name.endswith(".json.gz")
+    return len(path.parts) == 3 and is_archive_name(path.name)
