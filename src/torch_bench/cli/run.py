@@ -19,6 +19,7 @@ from torch_bench.cli.pipes import report_console as report_console_for
 from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.config_file import flag_type
 from torch_bench.errors import UserError
 from torch_bench.measure.calibration import (
     is_one_document,
@@ -41,15 +42,16 @@ from torch_bench.suites import SUITE_MODULES, get_suite
 from torch_bench.suites.base import parse_bool
 
 TIMING_FLAGS = {
-    "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
-    "min_repeats": ("--min-repeats", int,
+    "warmup": ("--warmup", flag_type("warmup"), "untimed calls before measuring (default 3)"),
+    "min_repeats": ("--min-repeats", flag_type("min_repeats"),
                     "fewest samples per metric, even past --max-time (default 10)"),
-    "max_repeats": ("--max-repeats", int, "most samples per metric (default 200)"),
-    "max_time_s": ("--max-time", float,
+    "max_repeats": ("--max-repeats", flag_type("max_repeats"),
+                    "most samples per metric (default 200)"),
+    "max_time_s": ("--max-time", flag_type("max_time_s"),
                    "time budget per metric, seconds, once --min-repeats are in (default 3)"),
-    "nloops": ("--nloops", int, "exactly N samples of one call each, as fastrnns times "
-                                "(default: adaptive timing)"),
-    "target_rel_iqr": ("--target-spread", float,
+    "nloops": ("--nloops", flag_type("nloops"),
+               "exactly N samples of one call each, as fastrnns times (default: adaptive timing)"),
+    "target_rel_iqr": ("--target-spread", flag_type("target_rel_iqr"),
                        "stop early when IQR/median falls below this (default 0.02)"),
 }
 
@@ -73,12 +75,12 @@ def register(subparsers) -> None:
                         help="skip cases whose suite/name match (repeatable)")
     parser.add_argument("--exclude-exact", action="append", metavar="NAME",
                         help="skip the case with exactly this name or suite/name (repeatable)")
-    parser.add_argument("--total-partitions", type=int, metavar="N",
+    parser.add_argument("--total-partitions", type=flag_type("total_partitions"), metavar="N",
                         help="split the selected cases into N shards (by sorted suite/name)")
-    parser.add_argument("--partition-id", type=int, metavar="I",
+    parser.add_argument("--partition-id", type=flag_type("partition_id"), metavar="I",
                         help="run shard I of --total-partitions, counting from 0")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
-    parser.add_argument("--threads", type=int, metavar="N",
+    parser.add_argument("--threads", type=flag_type("threads"), metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
                              "shared or busy CPU, 1 gives far steadier numbers)")
     parser.add_argument("--clock", choices=CHOICES, default="auto",
@@ -87,7 +89,7 @@ def register(subparsers) -> None:
                              "(wall; CUDA events on a GPU); or auto (default): cpu on a CPU "
                              "device with --threads 1, wall otherwise. See "
                              "docs/measurement-clock.md")
-    parser.add_argument("--processes", type=int, metavar="N",
+    parser.add_argument("--processes", type=flag_type("processes"), metavar="N",
                         help="worker processes each case's samples are spread over, one after "
                              "another (default 3; 1 = one process per case)")
     parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
@@ -100,9 +102,9 @@ def register(subparsers) -> None:
                              "default) or forked from a server that imported torch and the "
                              "suite once (fork, POSIX: about 2 s less a case; the suite module "
                              "must do no torch work when imported)")
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--timeout", type=flag_type("timeout_s"), metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
-    parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
+    parser.add_argument("--memory-limit-mb", type=flag_type("memory_limit_mb"), metavar="MB",
                         help="address space a case may add, beyond its start-up with torch "
                              "loaded, before allocations fail (oom)")
     parser.add_argument("--token-env", action="append", default=[], metavar="NAME",
@@ -164,8 +166,7 @@ def _suite_list(values: list[str] | None) -> list[str] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    check_numeric_flags(args, {dest: flag for dest, (flag, kind, _) in TIMING_FLAGS.items()
-                               if kind is float})
+    check_numeric_flags(args, {})
     check_output_paths(args)
     yaml_data = load_yaml_config(args.config) if args.config else None
     config = build_run_config(

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from torch_bench.decoding import parse_json
 from torch_bench.errors import UserError
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS
 from torch_bench.results.schema import Result, Run, measured
@@ -73,12 +74,10 @@ def quantity_of(unit: str) -> tuple[str, float]:
 
 def parse_data_js(text: str, source: str) -> Mapping[str, Any]:
     body = _PREFIX.sub("", text.strip(), count=1).rstrip().rstrip(";")
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
+    if not body.startswith("{"):
         raise UserError(f"{source}: not a github-action-benchmark data file (expected "
-                        f"`window.BENCHMARK_DATA = {{...}}`; line {exc.lineno}: {exc.msg})"
-                        ) from None
+                        "`window.BENCHMARK_DATA = {...}`)")
+    data = parse_json(body, source)
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise UserError(f"{source}: entries: expected an object of benchmark suites")
     return data
