@@ -77,14 +77,14 @@ def http_url(text: str) -> str:
 def _describe_range(low: float | None, high: float | None, unit: str) -> str:
     suffix = f" {unit}" if unit else ""
     if low is not None and high is not None:
-        return f"{_plain(low)} to {_plain(high)}{suffix}"
+        return f"{plain_number(low)} to {plain_number(high)}{suffix}"
     if low is not None:
-        return f">= {_plain(low)}{suffix}"
+        return f">= {plain_number(low)}{suffix}"
     if high is not None:
-        return f"<= {_plain(high)}{suffix}"
+        return f"<= {plain_number(high)}{suffix}"
     return f"any finite number{suffix}"
 
 
-def _plain(value: float) -> str:
+def plain_number(value: float) -> str:
     """1000000 rather than 1e+06: a range is read by people."""
     return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"

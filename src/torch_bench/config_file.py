@@ -124,10 +124,37 @@ def describe(error: dict[str, Any]) -> str:
     path = ".".join(str(part) for part in error["loc"] if not _is_type_name(part))
     shown = repr(error.get("input"))
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    message = error["msg"][0].lower() + error["msg"][1:]
     if error["type"] == "extra_forbidden":
         return f"{path}: unknown key"
+    message = _EXPECTED.get(error["type"]) or error["msg"][0].lower() + error["msg"][1:]
+    field = error["loc"][-1] if error["loc"] else None
+    if error["type"] in _OUT_OF_RANGE and field in BOUNDS:
+        message = f"expected {_range(BOUNDS[field])}"
     return f"{path or '(top level)'}: {message}, got {shown}"
+
+
+_OUT_OF_RANGE = ("greater_than_equal", "less_than_equal", "greater_than", "less_than")
+
+
+def _range(bound: Bound) -> str:
+    kind = "a whole number" if bound.integer else "a number"
+    unit = f" {bound.unit}" if bound.unit else ""
+    return f"{kind} from {boundary.plain_number(bound.low)} to " \
+           f"{boundary.plain_number(bound.high)}{unit}"
+
+
+_EXPECTED = {
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "finite_number": "expected a finite number",
+    "string_type": "expected text",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "list_type": "expected a list",
+}
 
 
 def _is_type_name(part: Any) -> bool:
