@@ -1,15 +1,15 @@
 """Strict decoding of the JSON and YAML documents users hand to torch-bench.
 
-One decoder per syntax, shared by every command and importer: the size is checked before
-parsing, a key given twice in one object or mapping is an error (both standard parsers
-silently keep the last one), and nesting is bounded (YAML by a cap checked on the parser's
-events before anything is built; JSON by the parser's own recursion limit, about 1,000
-levels, which ends as one line too). Every failure is an InvalidDocument naming the source.
+One decoder per syntax, shared by every command and importer: the size and the depth of
+nesting are checked before parsing, and a key given twice in one object or mapping is an
+error (both standard parsers silently keep the last one). Every failure is an
+InvalidDocument naming the source.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -17,6 +17,7 @@ import yaml
 from torch_bench.errors import InvalidDocument
 
 MAX_JSON_CHARS = 512 << 20  # a run document with every sample kept stays far below this
+MAX_JSON_DEPTH = 100  # a run document nests 4 levels, other tools' files under 10
 MAX_YAML_CHARS = 4 << 20  # configuration files: a few kilobytes in practice
 MAX_YAML_DEPTH = 64  # a configuration nests 3 or 4 levels
 
@@ -37,6 +38,23 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+# one pass: a string (whatever brackets it holds) or a run of anything but brackets
+_NOT_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\[\]{}"]+')
+
+
+def json_too_deep(text: str) -> bool:
+    """Whether JSON `text` nests deeper than MAX_JSON_DEPTH, judged before parsing: strings
+    removed, only brackets kept, then innermost pairs peeled one level per round (each round
+    a C-speed replace, so a shallow document costs a few passes over its brackets)."""
+    brackets = _NOT_STRUCTURE.sub("", text)
+    for _ in range(MAX_JSON_DEPTH):
+        peeled = brackets.replace("[]", "").replace("{}", "")
+        if peeled == brackets:  # empty, or brackets that do not pair: the parser says so
+            return False
+        brackets = peeled
+    return bool(brackets)
+
+
 def parse_json(text: str | bytes, source: str) -> Any:
     """Decoded JSON; InvalidDocument for every way that can fail: too large, bad syntax, bad
     encoding, a duplicate key, nesting too deep for the parser, an integer too long to read."""
@@ -44,6 +62,9 @@ def parse_json(text: str | bytes, source: str) -> Any:
         raise InvalidDocument(f"{source}: more than {MAX_JSON_CHARS >> 20} MiB of JSON; "
                               "documents are read up to that")
     try:
+        if json_too_deep(text if isinstance(text, str) else text.decode("utf-8")):
+            raise InvalidDocument(f"{source}: JSON nested more than {MAX_JSON_DEPTH} levels "
+                                  "deep")
         return json.loads(text, object_pairs_hook=_unique_object)
     except json.JSONDecodeError as exc:
         raise InvalidDocument(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from dataclasses import replace
 
 from rich.console import Console
@@ -209,15 +210,15 @@ def handle(args: argparse.Namespace) -> int:
     env = run_environment(config)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
     sweep_stale_case_folders()
+    preflight, finished = None, []
     try:
         with stop_on_signals():
             preflight = _preflight(console, config.preflight, clock.clock) \
                 if args.preflight else None
-            results = _execute_with_progress(planned, config, console, loops)
-    except Stopped as stop:
-        console.print(f"torch-bench: stopped by {stop}; cases stopped, nothing written",
-                      markup=False)
-        return stop.exit_status
+            results = _execute_with_progress(planned, config, console, loops, finished)
+    except (Stopped, KeyboardInterrupt) as stop:
+        return _keep_finished(args, config, env, preflight, finished, len(planned), stop,
+                              console)
     if preflight is not None:
         preflight = _interruptions(console, preflight, results)
     _warn_waiting(console, results)
@@ -229,6 +230,26 @@ def handle(args: argparse.Namespace) -> int:
     status = write_outputs(run, args, console)
     failures = [r for r in run.results if not r.ok and r.status != "skipped"]
     return status or (1 if args.strict and failures else 0)
+
+
+def _keep_finished(args, config, env, preflight, finished: list, planned: int,
+                   stop: BaseException, console: Console) -> int:
+    """After SIGINT, SIGTERM or SIGHUP: the cases that finished are written, the run marked
+    interrupted (its cases stopped, nothing of them outlives it). Exit status 128 + signal."""
+    signal_name = str(stop) if isinstance(stop, Stopped) else "SIGINT"
+    status = stop.exit_status if isinstance(stop, Stopped) else 128 + signal.SIGINT
+    if not finished:
+        console.print(f"torch-bench: stopped by {signal_name} before any case finished; "
+                      "nothing written", markup=False)
+        return status
+    run = assemble_run(config, with_invalid_values_as_errors(finished), preflight, env)
+    cases = len({(r.suite, r.name, str(sorted(r.params.items()))) for r in finished})
+    run = replace(run, config={**run.config, "interrupted": {
+        "signal": signal_name, "cases_finished": cases, "cases_planned": planned}})
+    console.print(f"torch-bench: stopped by {signal_name}: writing the {cases} of {planned} "
+                  f"cases that finished, the run marked interrupted", markup=False)
+    write_outputs(run, args, console)
+    return status
 
 
 def _preflight(console: Console, limits: Thresholds, clock: str = "wall") -> Preflight:
@@ -308,7 +329,10 @@ def _calibration(source: str | None, fingerprint: str | None, console: Console) 
     return loops
 
 
-def _execute_with_progress(planned, config, console: Console, loops=None):
+def _execute_with_progress(planned, config, console: Console, loops=None,
+                           finished: list | None = None):
+    """The results of every case; each case's results are also appended to `finished` as
+    soon as it ends, so that an interrupted run keeps them."""
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -318,6 +342,8 @@ def _execute_with_progress(planned, config, console: Console, loops=None):
             progress.update(task, description=escape(item.case.label))
 
         def done(item, results):
+            if finished is not None:
+                finished.extend(results)
             bad = [r.status for r in results if not r.ok]
             if bad:
                 progress.console.print(f"{escape(item.case.label)}: [red]{escape(bad[0])}[/] "
