@@ -138,6 +138,7 @@ def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, s
     assert not alive
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env, signum,
                                                              status):
