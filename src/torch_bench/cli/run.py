@@ -18,7 +18,7 @@ from torch_bench.cli.outputs import (
 )
 from torch_bench.cli.pipes import report_console as report_console_for
 from torch_bench.cli.preflight import add_cpu_busy_limit
-from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
+from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
 from torch_bench.config_file import flag_type
 from torch_bench.errors import UserError
@@ -167,7 +167,6 @@ def _suite_list(values: list[str] | None) -> list[str] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    check_numeric_flags(args, {})
     check_output_paths(args)
     yaml_data = load_yaml_config(args.config) if args.config else None
     config = build_run_config(
