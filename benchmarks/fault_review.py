@@ -6,7 +6,7 @@ user would see: the exit status, no traceback, one line naming the input for a u
 nothing written when the command refused, no token in any output, no process left running,
 the GitHub API (a local server) receiving only what it should.
 
-    python benchmarks/fault_review.py [--category NAME] [--skip-isolation]
+    python benchmarks/fault_review.py [--category NAME] [--only TEXT] [--skip-isolation]
 
 The isolation category runs real cases in real processes (about a minute on a busy machine).
 """
@@ -524,6 +524,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", help="run only this category")
     parser.add_argument("--skip-isolation", action="store_true")
+    parser.add_argument("--only", metavar="TEXT", help="run only faults whose name has TEXT")
     parser.add_argument("--src", metavar="DIR",
                         help="run the CLI from this source folder (e.g. an older checkout's "
                              "src/) to compare before and after")
@@ -537,6 +538,8 @@ def main() -> int:
         faults += isolation_faults() + interrupt_faults()
     if args.category:
         faults = [f for f in faults if f.category == args.category]
+    if args.only:
+        faults = [f for f in faults if args.only in f.name]
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     bad: list[str] = []
     started = time.monotonic()
