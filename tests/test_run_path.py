@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from conftest import TESTS_DIR
+from support.hostile_suite import ESCAPE
 from test_cli import assert_usage_error
 from torch_bench.cli import outputs
 from torch_bench.measure.case_folders import PREFIX, owner_tag
@@ -150,7 +151,8 @@ def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # the second case is running once its worker has started the child it hangs with
-        wait_for(lambda: len(psutil.Process(run.pid).children(recursive=True)) >= 2,
+        wait_for(lambda: any(ESCAPE in child.cmdline() for child in
+                             psutil.Process(run.pid).children(recursive=True)),
                  "the second case and the process it starts")
         case_tree = psutil.Process(run.pid).children(recursive=True)
         run.send_signal(signum)
