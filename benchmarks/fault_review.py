@@ -382,8 +382,13 @@ import psutil
 run = subprocess.Popen([sys.executable, "-m", "torch_bench", *sys.argv[1:]],
                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 def second_case_running():  # the hanging case has started the child it escapes with
-    return any("os.setsid()" in " ".join(child.cmdline())
-               for child in psutil.Process(run.pid).children(recursive=True))
+    for child in psutil.Process(run.pid).children(recursive=True):
+        try:
+            if "os.setsid()" in " ".join(child.cmdline()):
+                return True
+        except psutil.Error:  # ended meanwhile, or a zombie
+            pass
+    return False
 deadline = time.monotonic() + 600
 while run.poll() is None and time.monotonic() < deadline and not second_case_running():
     time.sleep(0.2)

@@ -1,6 +1,7 @@
 """`torch-bench run` against hostile cases, bad flags, unwritable outputs and signals."""
 
 import argparse
+import contextlib
 import errno
 import os
 import signal
@@ -139,6 +140,15 @@ def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, s
     assert not alive
 
 
+def _command_lines_under(pid: int) -> list[str]:
+    """The command-line words of every living descendant of `pid`."""
+    words = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # ended meanwhile, or a zombie
+            words += child.cmdline()
+    return words
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env, signum,
@@ -151,8 +161,7 @@ def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # the second case is running once its worker has started the child it hangs with
-        wait_for(lambda: any(ESCAPE in child.cmdline() for child in
-                             psutil.Process(run.pid).children(recursive=True)),
+        wait_for(lambda: ESCAPE in _command_lines_under(run.pid),
                  "the second case and the process it starts")
         case_tree = psutil.Process(run.pid).children(recursive=True)
         run.send_signal(signum)
