@@ -6,7 +6,7 @@ user would see: the exit status, no traceback, one line naming the input for a u
 nothing written when the command refused, no token in any output, no process left running,
 the GitHub API (a local server) receiving only what it should.
 
-    python benchmarks/fault_review.py [--category NAME] [--skip-isolation]
+    python benchmarks/fault_review.py [--category NAME] [--only TEXT] [--skip-isolation]
 
 The isolation category runs real cases in real processes (about a minute on a busy machine).
 """
@@ -265,6 +265,163 @@ def injection_faults() -> list[Fault]:
     ]
 
 
+def _document(old: str, new: str) -> Callable[[Path], None]:
+    """A setup writing h.json: a valid run document's text with `old` replaced by `new` (as
+    text, so that keys can be given twice and numbers can be what JSON cannot say)."""
+    def write(folder: Path) -> None:
+        text = json.dumps(a_run().to_dict())
+        assert old in text
+        (folder / "h.json").write_text(text.replace(old, new, 1), encoding="utf-8")
+    return write
+
+
+def document_faults() -> list[Fault]:
+    """Run documents with one hostile field, through every command that reads them."""
+    name, samples = '"name": "b"', "[1.0, 1.01, 0.99]"
+    documents = [
+        ("a key given twice", name, '"name": "b", "name": "c"'),
+        ("ESC in a name", name, '"name": "b\\u001b[31m"'),
+        ("a bidi override in a name", name, '"name": "\\u202eb"'),
+        ("a newline in a name", name, '"name": "b\\nc"'),
+        ("an empty name", name, '"name": ""'),
+        ("a negative time", samples, "[1.0, -1.0, 0.99]"),
+        ("NaN", samples, "[1.0, NaN, 0.99]"),
+        ("5,000 digits", samples, "[1.0, " + "9" * 5000 + ", 0.99]"),
+        ("time in MB", '"unit": "ms"', '"unit": "MB"'),
+        ("JSON 1,500 levels deep", '"extra": {}', '"extra": {"x": ' + "[" * 1500
+         + "]" * 1500 + "}"),
+    ]
+    return [Fault("documents", f"{what}: {command[0]}", command, usage_error,
+                  setup=_document(old, new))
+            for what, old, new in documents
+            for command in (("export", "h.json", "--oss", "out.json"),
+                            ("compare", "base.json", "h.json", "--markdown", "out.md"),
+                            ("store", "h.json", "--to-folder", "out"))]
+
+
+def import_faults() -> list[Fault]:
+    def file(name: str, text: str) -> Callable[[Path], None]:
+        return lambda folder: (folder / name).write_text(text, encoding="utf-8")
+
+    aipep = 'Caffe2Observer {"type": "NET", "metric": "g-n", "unit": "ms", "value": "%s"}\n'
+    data_js = ('window.BENCHMARK_DATA = {"lastUpdate": 1, "repoUrl": "x", "entries": {"s": '
+               '[{"commit": {"id": "%s", "timestamp": "2026-01-02T00:00:00Z"}, "date": 1, '
+               '"tool": "customSmallerIsBetter", "benches": [{"name": "b", "value": -3, '
+               '"unit": "ms"}]}]}}' % ("a" * 40))
+    cases = [
+        ("OSS: a negative time", "oss.json", '{"lstm": {"cudnn": -1.5}}', ("--unit", "ms")),
+        ("OSS: a key given twice", "oss.json", '{"lstm": {"cudnn": 1, "cudnn": 2}}',
+         ("--unit", "ms")),
+        ("OSS: ESC in a name", "oss.json", '{"lstm": {"cu\u001bdnn": 1}}', ("--unit", "ms")),
+        ("OSS: 150 levels deep", "oss.json", '{"lstm": {"x": ' + "[" * 150 + "]" * 150 + "}}",
+         ("--unit", "ms")),
+        ("AI-PEP: a negative time", "a.txt", aipep % "-2.5", ()),
+        ("AI-PEP: peak_memory in ms", "a.txt", aipep % "1.5", ("--metric", "peak_memory",
+                                                              "--unit", "ms")),
+        ("github-action-benchmark: a negative time", "data.js", data_js, ()),
+    ]
+    formats = {"oss.json": "oss", "a.txt": "aipep", "data.js": "github-action-benchmark"}
+    return [Fault("imports", name, ("import", path, "--format", formats[path], *flags,
+                                    "--out", "out"), usage_error, setup=file(path, text))
+            for name, path, text, flags in cases]
+
+
+def configuration_faults() -> list[Fault]:
+    """Configuration files and run's flags, read by `run --dry-run` (which measures nothing),
+    and the names site and data are given."""
+    def config(text: str) -> Callable[[Path], None]:
+        return lambda folder: (folder / "c.yaml").write_text(text, encoding="utf-8")
+
+    dry = ("run", "--dry-run", "--no-preflight")
+    files = [
+        ("YAML: a key given twice", "suites: [rnns]\nsuites: [cnns]\n"),
+        ("YAML: device: 0", "suites: [rnns]\ndevice: 0\n"),
+        ("YAML: device: ''", "suites: [rnns]\ndevice: ''\n"),
+        ("YAML: warm-up of 10^23", "suites: [rnns]\ntiming: {warmup: 1" + "0" * 23 + "}\n"),
+        ("YAML: NaN time budget", "suites: [rnns]\ntiming: {max_time_s: .nan}\n"),
+        ("YAML: 10^23 threads", "suites: [rnns]\nthreads: 1" + "0" * 23 + "\n"),
+        ("YAML: 5,000 levels deep", "suites: [rnns]\noptions: " + "[" * 5000 + "]" * 5000),
+    ]
+    faults = [Fault("configuration and flags", name, (*dry, "--config", "c.yaml"), usage_error,
+                    setup=config(text)) for name, text in files]
+    flags = [
+        ("--device ''", ("--suite", "rnns", "--device", "")),
+        ("--threads 1e23", ("--suite", "rnns", "--threads", "1e23")),
+        ("--threads 10^23", ("--suite", "rnns", "--threads", "1" + "0" * 23)),
+        ("--warmup 10^23", ("--suite", "rnns", "--warmup", "1" + "0" * 23)),
+        ("--max-time nan", ("--suite", "rnns", "--max-time", "nan")),
+        ("--cpu-busy-limit nan", ("--suite", "rnns", "--cpu-busy-limit", "nan")),
+        ("--timeout inf", ("--suite", "rnns", "--timeout", "inf")),
+    ]
+    faults += [Fault("configuration and flags", f"run {name}", (*dry, *argv), usage_error)
+               for name, argv in flags]
+    faults.append(Fault("configuration and flags", "data rename of a missing benchmark",
+                        ("data", "rename", "--data", "data", "--benchmark", "nope", "x"),
+                        lambda o: clean_end(o) or (None if o.code != 0 and len(
+                            o.err.strip().splitlines()) == 1 and "nope" in o.err
+                            else f"exit {o.code}: {o.err.strip()[-80:]}")))
+
+    def names_branches(outcome: Outcome) -> str | None:
+        problem = clean_end(outcome)
+        if problem:
+            return problem
+        said = [line for line in outcome.err.splitlines() if "typo" in line]
+        if outcome.code == 0 and not (said and "'main'" in said[0]):
+            return "built without a baseline, silently"
+        return None
+
+    faults.append(Fault("configuration and flags", "site --baseline-branch typo",
+                        ("site", "--data", "data", "--out", "site", "--baseline-branch",
+                         "typo"), names_branches))
+    return faults
+
+
+INTERRUPT = """
+import os, signal, subprocess, sys, time
+import psutil
+run = subprocess.Popen([sys.executable, "-m", "torch_bench", *sys.argv[1:]],
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+def second_case_running():  # the hanging case has started the child it escapes with
+    for child in psutil.Process(run.pid).children(recursive=True):
+        try:
+            if "os.setsid()" in " ".join(child.cmdline()):
+                return True
+        except psutil.Error:  # ended meanwhile, or a zombie
+            pass
+    return False
+deadline = time.monotonic() + 600
+while run.poll() is None and time.monotonic() < deadline and not second_case_running():
+    time.sleep(0.2)
+run.send_signal(signal.SIGINT)
+sys.exit(run.wait())
+"""
+
+
+def interrupt_faults() -> list[Fault]:
+    def config(folder: Path) -> None:
+        (folder / "hostile.yaml").write_text(
+            "suites: [support.hostile_suite]\n"
+            "options:\n  support.hostile_suite: {cases: 'ok,escape~hang'}\n")
+
+    def kept(outcome: Outcome) -> str | None:
+        if "Traceback" in outcome.err:
+            return "traceback"
+        document = outcome.folder / "partial.json"
+        if not document.exists():
+            return f"exit {outcome.code}; the finished case was thrown away"
+        data = json.loads(document.read_text())
+        names = {r["name"] for r in data["results"]}
+        if names != {"ok"} or not data["config"].get("interrupted"):
+            return f"kept {sorted(names)}, interrupted={data['config'].get('interrupted')}"
+        left = _leftovers(outcome.folder / "tmp")
+        return f"{len(left)} processes outlived the run" if left else None
+
+    return [Fault("isolation", "SIGINT while the second case runs",
+                  (sys.executable, "-c", INTERRUPT, "run", "--config", "hostile.yaml",
+                   "--no-preflight", "--processes", "1", "--out", "partial.json"), kept,
+                  setup=config, timeout=900, env=(("PYTHONPATH", str(ROOT / "tests")),))]
+
+
 ISOLATION = {  # case of tests/support/hostile_suite.py -> the status it must get
     "linger": "ok", "escape": "ok", "thread": "ok", "sideways": "error", "slash": "error",
     "empty": "error", "huge": "error", "sigkill": "crash", "flood": "crash",
@@ -350,7 +507,7 @@ def run_fault(fault: Fault) -> str | None:
             fault.github(github)
         before = _snapshot(folder)
         argv = list(fault.argv)
-        if argv[0] != "unshare":
+        if argv[0] not in ("unshare", sys.executable):
             argv = [sys.executable, "-m", "torch_bench", *argv]
         try:
             done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True,
@@ -374,6 +531,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", help="run only this category")
     parser.add_argument("--skip-isolation", action="store_true")
+    parser.add_argument("--only", metavar="TEXT", help="run only faults whose name has TEXT")
     parser.add_argument("--src", metavar="DIR",
                         help="run the CLI from this source folder (e.g. an older checkout's "
                              "src/) to compare before and after")
@@ -381,11 +539,14 @@ def main() -> int:
     if args.src:
         global SOURCE
         SOURCE = str(Path(args.src).resolve())
-    faults = [*bad_input_faults(), *disk_faults(), *secret_faults(), *injection_faults()]
+    faults = [*bad_input_faults(), *disk_faults(), *secret_faults(), *injection_faults(),
+              *document_faults(), *import_faults(), *configuration_faults()]
     if not args.skip_isolation:
-        faults += isolation_faults()
+        faults += isolation_faults() + interrupt_faults()
     if args.category:
         faults = [f for f in faults if f.category == args.category]
+    if args.only:
+        faults = [f for f in faults if args.only in f.name]
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     bad: list[str] = []
     started = time.monotonic()

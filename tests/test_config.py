@@ -22,10 +22,11 @@ def test_yaml_and_flags_merge_with_flags_winning(tmp_path):
                                                              "'rnns' has no such option"),
     ("suites: [rnns]\noptions:\n  rnns: {seq_length: -3}\n", "options.rnns.seq_length: expected"),
     ("suites: [rnns]\noptions:\n  rnns: {variants: [cudnn, gru]}\n", "unknown variant"),
-    ("suites: [rnns]\ntiming: {warmup: lots}\n", "timing.warmup: expected a number"),
+    ("suites: [rnns]\ntiming: {warmup: lots}\n", "timing.warmup: expected a whole number"),
     ("suites: [nope]\n", "unknown suite 'nope'"),
     ("suites: [rnns]\nprocesses: 0\n", "processes: expected a whole number"),
-    ("suites: [rnns]\npreflight: {cpu_busy_limit: -1}\n", "preflight: need cpu_busy_limit >= 0"),
+    ("suites: [rnns]\npreflight: {cpu_busy_limit: -1}\n",
+     "preflight.cpu_busy_limit: expected a number from 0 to"),
     ("suites: [rnns]\ntiming: {loops: {a: 1}}\n", "timing.loops: unknown key"),
     ("suites: [rnns]\n  bad: [\n", "not valid YAML"),
 ])

@@ -1,6 +1,7 @@
 """`torch-bench run` against hostile cases, bad flags, unwritable outputs and signals."""
 
 import argparse
+import contextlib
 import errno
 import os
 import signal
@@ -13,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from conftest import TESTS_DIR
+from support.hostile_suite import ESCAPE
 from test_cli import assert_usage_error
 from torch_bench.cli import outputs
 from torch_bench.measure.case_folders import PREFIX, owner_tag
@@ -64,13 +66,16 @@ def test_bad_values_and_markup_cost_only_their_own_results(cli, tmp_path, hostil
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--timeout", "-1"], "--timeout: expected a number > 0, got -1.0"),
-    (["--timeout", "0"], "--timeout: expected a number > 0"),
-    (["--timeout", "nan"], "--timeout: expected a finite number, got nan"),
-    (["--memory-limit-mb", "-5"], "--memory-limit-mb: expected a number > 0"),
-    (["--max-time", "nan"], "--max-time: expected a finite number"),
-    (["--target-spread", "inf"], "--target-spread: expected a finite number"),
-    (["--warmup", "-2"], "--warmup: expected a number >= 0"),
+    (["--timeout", "-1"], "--timeout: '-1' is out of range: expected 0.01 to 604,800 s"),
+    (["--timeout", "0"], "--timeout: '0' is out of range"),
+    (["--timeout", "nan"], "--timeout: 'nan' is not a finite number"),
+    (["--memory-limit-mb", "-5"], "--memory-limit-mb: '-5' is out of range"),
+    (["--max-time", "nan"], "--max-time: 'nan' is not a finite number"),
+    (["--target-spread", "inf"], "--target-spread: 'inf' is not a finite number"),
+    (["--warmup", "-2"], "--warmup: '-2' is out of range: expected 0 to 1,000,000 calls"),
+    (["--warmup", "1" + "0" * 23], "--warmup: '1" + "0" * 23 + "' is out of range"),
+    (["--threads", "1e23"], "--threads: '1e23' is not a whole number"),
+    (["--device", ""], "--device: '' is not cpu, cuda or cuda:N"),
     (["--out", "."], "--out: .: is a directory"),
     (["--csv", "r.json/x.csv", "--out", "r.json"], "r.json is not a directory"),
 ])
@@ -135,7 +140,47 @@ def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, s
     assert not alive
 
 
+def _command_lines_under(pid: int) -> list[str]:
+    """The command-line words of every living descendant of `pid`."""
+    words = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # ended meanwhile, or a zombie
+            words += child.cmdline()
+    return words
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env, signum,
+                                                             status):
+    run = subprocess.Popen(
+        [sys.executable, "-m", "torch_bench", "run", *hostile_config(tmp_path, "ok,escape~hang"),
+         "--processes", "1", "--out", "r.json", "--oss", "oss.json"],
+        cwd=tmp_path, env={**os.environ, **hostile_env}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # the second case is running once its worker has started the child it hangs with
+        wait_for(lambda: ESCAPE in _command_lines_under(run.pid),
+                 "the second case and the process it starts")
+        case_tree = psutil.Process(run.pid).children(recursive=True)
+        run.send_signal(signum)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == status, stderr
+    assert "Traceback" not in stderr
+    kept = load_run(tmp_path / "r.json")
+    assert {r.name for r in kept.results} == {"ok"} and all(r.ok for r in kept.results)
+    assert kept.config["interrupted"] == {"signal": signal.Signals(signum).name,
+                                          "cases_finished": 1, "cases_planned": 2}
+    assert "ok" in (tmp_path / "oss.json").read_text()
+    assert "1 of 2 cases that finished" in stderr
+    _, alive = psutil.wait_procs(case_tree, timeout=10)
+    assert not alive
+
+
 def test_nonsense_isolation_values_in_the_configuration_are_refused(cli, tmp_path):
     (tmp_path / "c.yaml").write_text("suites: [rnns]\nisolation: {timeout_s: .nan}\n")
     assert_usage_error(cli("run", "--config", "c.yaml"),
-                       "c.yaml: isolation: timeout_s must be a positive number of seconds")
+                       "c.yaml: isolation.timeout_s: expected a finite number, got nan")

@@ -77,9 +77,14 @@ def http_url(text: str) -> str:
 def _describe_range(low: float | None, high: float | None, unit: str) -> str:
     suffix = f" {unit}" if unit else ""
     if low is not None and high is not None:
-        return f"{low:g} to {high:g}{suffix}"
+        return f"{plain_number(low)} to {plain_number(high)}{suffix}"
     if low is not None:
-        return f">= {low:g}{suffix}"
+        return f">= {plain_number(low)}{suffix}"
     if high is not None:
-        return f"<= {high:g}{suffix}"
+        return f"<= {plain_number(high)}{suffix}"
     return f"any finite number{suffix}"
+
+
+def plain_number(value: float) -> str:
+    """1000000 rather than 1e+06: a range is read by people."""
+    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"

@@ -22,9 +22,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
+from torch_bench.config_file import (
+    IsolationSection,
+    PreflightSection,
+    TimingSection,
+    checked_sections,
+    validated,
+)
 from torch_bench.errors import UserError
 from torch_bench.measure.isolation import IsolationPolicy
 from torch_bench.measure.preflight import Thresholds
@@ -115,7 +124,7 @@ def load_yaml_config(path: str) -> dict[str, Any]:
     for key in data:
         if key not in TOP_LEVEL_KEYS:
             raise UserError(f"{path}: {key}: unknown key; known keys: {', '.join(TOP_LEVEL_KEYS)}")
-    return data
+    return checked_sections(data, path)
 
 
 def _as_text(value: Any) -> str:
@@ -124,21 +133,9 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _policy(cls, values: Mapping[str, Any], where: str):
-    known = {f.name: f.type for f in fields(cls) if f.name not in SET_BY_THE_RUNNER}
-    parsed = {}
-    for key, value in values.items():
-        if key not in known:
-            raise UserError(f"{where}.{key}: unknown key; known keys: {', '.join(known)}")
-        if value is None:
-            parsed[key] = None
-            continue
-        try:
-            parsed[key] = float(value) if "float" in str(known[key]) else int(value)
-        except (TypeError, ValueError):
-            raise UserError(f"{where}.{key}: expected a number, got {value!r}") from None
+def _policy(cls, section: type[BaseModel], values: Mapping[str, Any], where: str):
     try:
-        return cls(**parsed)
+        return cls(**validated(section, dict(values), where))
     except ValueError as exc:
         raise UserError(f"{where}: {exc}") from None
 
@@ -193,8 +190,10 @@ def build_run_config(
     suite_refs = tuple(suites or _as_list(data.get("suites"), f"{yaml_source}: suites") or ())
     if not suite_refs:
         raise UserError("no suite selected: pass --suite NAME (see `torch-bench run --help`)")
-    device = device or data.get("device") or "cpu"
-    if not DEVICE_PATTERN.match(str(device)):
+    # `device: 0` or `--device ''` is a mistake, not a request for the default
+    device = device if device is not None else data.get("device")
+    device = "cpu" if device is None else device
+    if not isinstance(device, str) or not DEVICE_PATTERN.match(device):
         raise UserError(f"--device: {device!r} is not cpu, cuda or cuda:N")
     pattern = filter if filter is not None else data.get("filter")
     if pattern is not None:
@@ -238,11 +237,12 @@ def build_run_config(
         suites=suite_refs,
         device=str(device),
         options=options,
-        policy=_policy(TimingPolicy, timing_values, f"{yaml_source}: timing"),
-        isolation=_policy(IsolationPolicy,
+        policy=_policy(TimingPolicy, TimingSection, timing_values, f"{yaml_source}: timing"),
+        isolation=_policy(IsolationPolicy, IsolationSection,
                           {**(data.get("isolation") or {}), **(isolation or {})},
                           f"{yaml_source}: isolation"),
-        preflight=_policy(Thresholds, {**(data.get("preflight") or {}), **(preflight or {})},
+        preflight=_policy(Thresholds, PreflightSection,
+                          {**(data.get("preflight") or {}), **(preflight or {})},
                           f"{yaml_source}: preflight"),
         filter=pattern,
         exclude=tuple(exclude or ()),

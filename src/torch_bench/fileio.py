@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from torch_bench.decoding import parse_json  # noqa: F401 (kept importable from here)
 from torch_bench.errors import InvalidDocument, UserError
 from torch_bench.redact import scrub
 
@@ -55,22 +56,6 @@ def decode_text(data: bytes, source: str) -> str:
 
 def read_text(path: str | os.PathLike) -> str:
     return decode_text(read_bytes(path), str(path))
-
-
-def parse_json(text: str | bytes, source: str) -> Any:
-    """Decoded JSON; InvalidDocument for every way that can fail: bad syntax, bad encoding,
-    nesting too deep for the parser, an integer too long to read."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidDocument(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") \
-            from None
-    except UnicodeDecodeError:
-        raise InvalidDocument(f"{source}: not UTF-8 text") from None
-    except RecursionError:
-        raise InvalidDocument(f"{source}: JSON nested too deeply to read") from None
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
-        raise InvalidDocument(f"{source}: not readable JSON ({exc})") from None
 
 
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS, most file systems)

@@ -23,6 +23,7 @@ class Unit:
     symbol: str
     quantity: str
     decimals: int
+    signed: bool = False  # whether a negative value means anything (else it is refused)
 
 
 UNITS: dict[str, Unit] = {
@@ -35,7 +36,7 @@ UNITS: dict[str, Unit] = {
         Unit("tokens/s", "throughput", 1),
         Unit("items/s", "throughput", 2),
         Unit("count", "count", 0),
-        Unit("1", "dimensionless", 4),
+        Unit("1", "dimensionless", 4, signed=True),  # a loss, an imported score
     )
 }
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from torch_bench.decoding import parse_yaml
 from torch_bench.errors import UserError
+from torch_bench.fileio import read_text
 
 
 def read_yaml(path: str, what: str = "configuration file") -> Any:
-    """The decoded document (None for an empty file); UserError for a missing or bad file."""
+    """The decoded document (None for an empty file); UserError for a missing, unreadable,
+    binary, too large or too deep file, bad YAML or a key given twice."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such {what}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark else ""
-        raise UserError(f"{path}: not valid YAML{line}") from None
+        text = read_text(path)
+    except UserError as exc:
+        if str(exc) == f"{path}: no such file":
+            raise UserError(f"{path}: no such {what}") from None
+        raise
+    return parse_yaml(text, path)

@@ -146,6 +146,7 @@ def handle_rename(args: argparse.Namespace) -> int:
     _check_rename_names(args)
     scan = scan_folder(Path(args.data))
     runs = [stored.run for stored in scan.stored]
+    _refuse_missing(args, runs)
     if not args.merge:
         _refuse_merge(args, runs)
     if args.benchmark:
@@ -160,6 +161,17 @@ def _check_rename_names(args: argparse.Namespace) -> None:
         raise UserError(f"--benchmark: names must not be empty, got {args.benchmark}")
     if args.param and not args.param[0].strip():
         raise UserError("--param: the parameter KEY must not be empty")
+
+
+def _refuse_missing(args: argparse.Namespace, runs) -> None:
+    """Renaming what is not there is a typo, not a change of nothing."""
+    if args.benchmark and not benchmark_exists(runs, args.benchmark[0], args.suite):
+        where = f" in suite {args.suite!r}" if args.suite else ""
+        raise UserError(f"data rename: no benchmark {args.benchmark[0]!r}{where} in "
+                        f"{args.data} (see torch-bench data list --benchmarks)")
+    if args.param and not param_value_exists(runs, args.param[0], args.param[1]):
+        raise UserError(f"data rename: no result has the parameter "
+                        f"{args.param[0]}={args.param[1]} in {args.data}")
 
 
 def _refuse_merge(args: argparse.Namespace, runs) -> None:

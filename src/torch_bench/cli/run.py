@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from dataclasses import replace
 
 from rich.console import Console
@@ -17,8 +18,9 @@ from torch_bench.cli.outputs import (
 )
 from torch_bench.cli.pipes import report_console as report_console_for
 from torch_bench.cli.preflight import add_cpu_busy_limit
-from torch_bench.cli.run_guards import Stopped, check_numeric_flags, stop_on_signals
+from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.config_file import flag_type
 from torch_bench.errors import UserError
 from torch_bench.measure.calibration import (
     is_one_document,
@@ -41,15 +43,16 @@ from torch_bench.suites import SUITE_MODULES, get_suite
 from torch_bench.suites.base import parse_bool
 
 TIMING_FLAGS = {
-    "warmup": ("--warmup", int, "untimed calls before measuring (default 3)"),
-    "min_repeats": ("--min-repeats", int,
+    "warmup": ("--warmup", flag_type("warmup"), "untimed calls before measuring (default 3)"),
+    "min_repeats": ("--min-repeats", flag_type("min_repeats"),
                     "fewest samples per metric, even past --max-time (default 10)"),
-    "max_repeats": ("--max-repeats", int, "most samples per metric (default 200)"),
-    "max_time_s": ("--max-time", float,
+    "max_repeats": ("--max-repeats", flag_type("max_repeats"),
+                    "most samples per metric (default 200)"),
+    "max_time_s": ("--max-time", flag_type("max_time_s"),
                    "time budget per metric, seconds, once --min-repeats are in (default 3)"),
-    "nloops": ("--nloops", int, "exactly N samples of one call each, as fastrnns times "
-                                "(default: adaptive timing)"),
-    "target_rel_iqr": ("--target-spread", float,
+    "nloops": ("--nloops", flag_type("nloops"),
+               "exactly N samples of one call each, as fastrnns times (default: adaptive timing)"),
+    "target_rel_iqr": ("--target-spread", flag_type("target_rel_iqr"),
                        "stop early when IQR/median falls below this (default 0.02)"),
 }
 
@@ -73,12 +76,12 @@ def register(subparsers) -> None:
                         help="skip cases whose suite/name match (repeatable)")
     parser.add_argument("--exclude-exact", action="append", metavar="NAME",
                         help="skip the case with exactly this name or suite/name (repeatable)")
-    parser.add_argument("--total-partitions", type=int, metavar="N",
+    parser.add_argument("--total-partitions", type=flag_type("total_partitions"), metavar="N",
                         help="split the selected cases into N shards (by sorted suite/name)")
-    parser.add_argument("--partition-id", type=int, metavar="I",
+    parser.add_argument("--partition-id", type=flag_type("partition_id"), metavar="I",
                         help="run shard I of --total-partitions, counting from 0")
     parser.add_argument("--dry-run", action="store_true", help="list the cases and stop")
-    parser.add_argument("--threads", type=int, metavar="N",
+    parser.add_argument("--threads", type=flag_type("threads"), metavar="N",
                         help="torch intra-op threads for every case (default: torch's own; on a "
                              "shared or busy CPU, 1 gives far steadier numbers)")
     parser.add_argument("--clock", choices=CHOICES, default="auto",
@@ -87,7 +90,7 @@ def register(subparsers) -> None:
                              "(wall; CUDA events on a GPU); or auto (default): cpu on a CPU "
                              "device with --threads 1, wall otherwise. See "
                              "docs/measurement-clock.md")
-    parser.add_argument("--processes", type=int, metavar="N",
+    parser.add_argument("--processes", type=flag_type("processes"), metavar="N",
                         help="worker processes each case's samples are spread over, one after "
                              "another (default 3; 1 = one process per case)")
     parser.add_argument("--calibration", metavar="FILE_OR_DATA_FOLDER",
@@ -100,9 +103,9 @@ def register(subparsers) -> None:
                              "default) or forked from a server that imported torch and the "
                              "suite once (fork, POSIX: about 2 s less a case; the suite module "
                              "must do no torch work when imported)")
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--timeout", type=flag_type("timeout_s"), metavar="S",
                         help="seconds a case may take before it is stopped (default 900)")
-    parser.add_argument("--memory-limit-mb", type=float, metavar="MB",
+    parser.add_argument("--memory-limit-mb", type=flag_type("memory_limit_mb"), metavar="MB",
                         help="address space a case may add, beyond its start-up with torch "
                              "loaded, before allocations fail (oom)")
     parser.add_argument("--token-env", action="append", default=[], metavar="NAME",
@@ -164,8 +167,6 @@ def _suite_list(values: list[str] | None) -> list[str] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    check_numeric_flags(args, {dest: flag for dest, (flag, kind, _) in TIMING_FLAGS.items()
-                               if kind is float})
     check_output_paths(args)
     yaml_data = load_yaml_config(args.config) if args.config else None
     config = build_run_config(
@@ -208,15 +209,15 @@ def handle(args: argparse.Namespace) -> int:
     env = run_environment(config)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
     sweep_stale_case_folders()
+    preflight, finished = None, []
     try:
         with stop_on_signals():
             preflight = _preflight(console, config.preflight, clock.clock) \
                 if args.preflight else None
-            results = _execute_with_progress(planned, config, console, loops)
-    except Stopped as stop:
-        console.print(f"torch-bench: stopped by {stop}; cases stopped, nothing written",
-                      markup=False)
-        return stop.exit_status
+            results = _execute_with_progress(planned, config, console, loops, finished)
+    except (Stopped, KeyboardInterrupt) as stop:
+        return _keep_finished(args, config, env, preflight, finished, len(planned), stop,
+                              console)
     if preflight is not None:
         preflight = _interruptions(console, preflight, results)
     _warn_waiting(console, results)
@@ -228,6 +229,26 @@ def handle(args: argparse.Namespace) -> int:
     status = write_outputs(run, args, console)
     failures = [r for r in run.results if not r.ok and r.status != "skipped"]
     return status or (1 if args.strict and failures else 0)
+
+
+def _keep_finished(args, config, env, preflight, finished: list, planned: int,
+                   stop: BaseException, console: Console) -> int:
+    """After SIGINT, SIGTERM or SIGHUP: the cases that finished are written, the run marked
+    interrupted (its cases stopped, nothing of them outlives it). Exit status 128 + signal."""
+    signal_name = str(stop) if isinstance(stop, Stopped) else "SIGINT"
+    status = stop.exit_status if isinstance(stop, Stopped) else 128 + signal.SIGINT
+    if not finished:
+        console.print(f"torch-bench: stopped by {signal_name} before any case finished; "
+                      "nothing written", markup=False)
+        return status
+    run = assemble_run(config, with_invalid_values_as_errors(finished), preflight, env)
+    cases = len({(r.suite, r.name, str(sorted(r.params.items()))) for r in finished})
+    run = replace(run, config={**run.config, "interrupted": {
+        "signal": signal_name, "cases_finished": cases, "cases_planned": planned}})
+    console.print(f"torch-bench: stopped by {signal_name}: writing the {cases} of {planned} "
+                  f"cases that finished, the run marked interrupted", markup=False)
+    write_outputs(run, args, console)
+    return status
 
 
 def _preflight(console: Console, limits: Thresholds, clock: str = "wall") -> Preflight:
@@ -307,7 +328,10 @@ def _calibration(source: str | None, fingerprint: str | None, console: Console) 
     return loops
 
 
-def _execute_with_progress(planned, config, console: Console, loops=None):
+def _execute_with_progress(planned, config, console: Console, loops=None,
+                           finished: list | None = None):
+    """The results of every case; each case's results are also appended to `finished` as
+    soon as it ends, so that an interrupted run keeps them."""
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -317,6 +341,8 @@ def _execute_with_progress(planned, config, console: Console, loops=None):
             progress.update(task, description=escape(item.case.label))
 
         def done(item, results):
+            if finished is not None:
+                finished.extend(results)
             bad = [r.status for r in results if not r.ok]
             if bad:
                 progress.console.print(f"{escape(item.case.label)}: [red]{escape(bad[0])}[/] "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
+from torch_bench.render.paths import RUNS_INDEX
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.store.publish import publish_site
@@ -105,7 +107,23 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError(f"--out {args.out}: cannot write the site ({exc.strerror or exc}"
                         f"{': ' + exc.filename if exc.filename else ''})") from None
     print(f"site: wrote {out} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    if args.baseline_branch:
+        _warn_unknown_baseline(Path(out), args.baseline_branch)
     return 0
+
+
+def _warn_unknown_baseline(site: Path, branch: str) -> None:
+    """A loud warning when no run of the history is on the baseline branch asked for (a typo
+    builds a dashboard with every 'vs baseline' column empty), naming the branches there are."""
+    try:
+        runs = json.loads((site / RUNS_INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    branches = sorted({run.get("branch") for run in runs if run.get("branch")})
+    if branch not in branches:
+        print(f"torch-bench: warning: --baseline-branch {branch!r}: no run of the history is on "
+              f"that branch, so the site has no baseline; branches with runs: "
+              f"{', '.join(repr(b) for b in branches) or '(none)'}", file=sys.stderr)
 
 
 def handle_publish(args: argparse.Namespace) -> int:

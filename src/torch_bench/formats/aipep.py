@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from torch_bench.decoding import parse_json
 from torch_bench.errors import UserError
 from torch_bench.formats.naming import fastrnns_metric, flat_names, normalise, split_flat_name
 from torch_bench.formats.options import ExportOptions
@@ -44,7 +45,7 @@ def import_aipep(text: str, *, source: str = "<aipep>", unit: str | None = None,
         if not line.startswith(PREFIX):
             continue
         try:
-            record = json.loads(line[len(PREFIX):])
+            record = parse_json(line[len(PREFIX):], f"{source}: line {number}")
             value = float(record["value"])
             label = str(record["metric"])
             line_unit = unit or record.get("unit") or "ms"

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from torch_bench.decoding import parse_json
 from torch_bench.errors import UserError
 from torch_bench.metrics import get_metric
 from torch_bench.results.schema import Result, Status, failed
@@ -92,10 +93,7 @@ def import_asv(text: str, *, source: str = "<asv>", unit: str | None = None,
                suite: str = "asv", metric: str | None = None) -> list[Result]:
     if unit is not None or metric is not None:
         raise UserError(f"{source}: asv result files carry their own units; drop --unit/--metric")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = parse_json(text, source)
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict) \
             or not isinstance(data.get("result_columns"), list):
         raise UserError(f"{source}: not an asv result file (needs 'results' and "

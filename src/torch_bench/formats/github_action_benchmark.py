@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from torch_bench.errors import UserError
+from torch_bench.decoding import parse_json
+from torch_bench.errors import InvalidDocument, UserError
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS
 from torch_bench.results.schema import Result, Run, measured
 
@@ -74,10 +75,10 @@ def quantity_of(unit: str) -> tuple[str, float]:
 def parse_data_js(text: str, source: str) -> Mapping[str, Any]:
     body = _PREFIX.sub("", text.strip(), count=1).rstrip().rstrip(";")
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
+        data = parse_json(body, source)
+    except InvalidDocument as exc:
         raise UserError(f"{source}: not a github-action-benchmark data file (expected "
-                        f"`window.BENCHMARK_DATA = {{...}}`; line {exc.lineno}: {exc.msg})"
+                        f"`window.BENCHMARK_DATA = {{...}}`; {str(exc)[len(source) + 2:]})"
                         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise UserError(f"{source}: entries: expected an object of benchmark suites")

@@ -84,12 +84,21 @@ def normalise(value: float, unit: str, metric: str | None, where: str,
     when the user named one, else `time_metric` (or `time`) for time units, `peak_memory` for
     memory units, or the one metric measured in that unit."""
     if unit in TIME_TO_MS:
-        return value * TIME_TO_MS[unit], metric or time_metric or "time"
+        return value * TIME_TO_MS[unit], _matching(metric, "ms", unit, where) or time_metric \
+            or "time"
     if unit in MEMORY_TO_MB:
-        return value * MEMORY_TO_MB[unit], metric or "peak_memory"
+        return value * MEMORY_TO_MB[unit], _matching(metric, "MB", unit, where) or "peak_memory"
     if metric is not None and unit == get_metric(metric).unit:
         return value, metric
     if metric is None and _only_metric_in(unit):
         return value, _only_metric_in(unit)
     raise UserError(f"{where}: unit {unit!r} could be more than one metric, or none; name the "
                     "metric with --metric")
+
+
+def _matching(metric: str | None, normalised: str, unit: str, where: str) -> str | None:
+    """`metric`, when values in `unit` (normalised to `normalised`) can measure it."""
+    if metric is not None and get_metric(metric).unit != normalised:
+        raise UserError(f"{where}: the metric {metric!r} is measured in "
+                        f"{get_metric(metric).unit!r}, so values in {unit!r} cannot be it")
+    return metric

@@ -10,6 +10,7 @@ import json
 import math
 from collections.abc import Mapping
 
+from torch_bench.decoding import parse_json
 from torch_bench.errors import UserError
 from torch_bench.formats.naming import fastrnns_metric, flat_names, normalise
 from torch_bench.formats.options import ExportOptions
@@ -36,10 +37,7 @@ def import_oss(text: str, *, source: str = "<oss>", unit: str | None = None,
     say). fastrnns' groups give forward_time / backward_time unless `metric` is named."""
     if unit is None:
         raise UserError(f"{source}: {MISSING_UNIT}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = parse_json(text, source)
     if not isinstance(data, dict):
         raise UserError(f"{source}: expected an object of groups")
     results = []

@@ -7,10 +7,10 @@ unknown and left empty).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from torch_bench.decoding import parse_json
 from torch_bench.errors import UserError
 from torch_bench.metrics import get_metric
 from torch_bench.results.schema import Result, measured
@@ -55,10 +55,7 @@ def import_pytest_benchmark(text: str, *, source: str = "<pytest-benchmark>",
                             metric: str | None = None) -> list[Result]:
     if unit not in (None, "s"):
         raise UserError(f"{source}: pytest-benchmark times are always seconds; drop --unit")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = parse_json(text, source)
     benches = data.get("benchmarks") if isinstance(data, dict) else None
     if not isinstance(benches, list):
         raise UserError(f"{source}: no 'benchmarks' list: not pytest-benchmark JSON output")

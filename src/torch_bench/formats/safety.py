@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from torch_bench.errors import InvalidDocument, UserError
+from torch_bench.results.schema import Run, new_run
+from torch_bench.results.validate import problems
 
 F = TypeVar("F", bound=Callable)
 
@@ -24,7 +26,7 @@ def guarded(function: F, format_name: str) -> F:
     @functools.wraps(function)
     def read(text: str, *args, source: str = "<input>", **kwargs):
         try:
-            return function(text, *args, source=source, **kwargs)
+            return _checked(function(text, *args, source=source, **kwargs), source)
         except UserError:
             raise
         except RecursionError:
@@ -35,3 +37,17 @@ def guarded(function: F, format_name: str) -> F:
             raise InvalidDocument(f"{source}: not valid {format_name} input ({detail})") \
                 from None
     return read  # type: ignore[return-value]
+
+
+def _checked(imported, source: str):
+    """The importer's results (or runs) when they make a valid document: an importer reads
+    what a file says, and a negative time or a name with control characters is refused here
+    as it is in a run document."""
+    if not isinstance(imported, list):  # e.g. the provenance a file records
+        return imported
+    runs = [item for item in imported if isinstance(item, Run)] or [new_run(imported)]
+    for run in runs:
+        found = problems(run.to_dict())
+        if found:
+            raise InvalidDocument(f"{source}: an imported value is not valid: {found[0]}")
+    return imported

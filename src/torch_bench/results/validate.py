@@ -18,7 +18,7 @@ from typing import Any
 import fastjsonschema
 from jsonschema import Draft202012Validator
 
-from torch_bench.metrics import METRICS
+from torch_bench.metrics import METRICS, UNITS
 from torch_bench.results.schema import SCHEMA_VERSION, SUCCESS_STATUSES
 
 
@@ -49,7 +49,16 @@ def _schema_problems(doc: dict) -> list[str]:
         pass
     errors = sorted(_validator(SCHEMA_VERSION).iter_errors(doc),
                     key=lambda e: list(map(str, e.path)))
-    return [f"{format_path(e.absolute_path)}: {_short(e.message)}" for e in errors]
+    return [f"{format_path(e.absolute_path)}: {_message(e)}" for e in errors]
+
+
+def _message(error) -> str:
+    """The schema's own description of what was expected where it has one (names), else
+    jsonschema's message."""
+    for candidate in (error, *(error.context or ())):
+        if isinstance(candidate.schema, dict) and "description" in candidate.schema:
+            return f"{_shown(candidate.instance)} is not {candidate.schema['description']}"
+    return _short(error.message)
 
 
 def format_path(parts) -> str:
@@ -91,6 +100,14 @@ def is_finite_number(value: Any) -> bool:
         return False
 
 
+def _value_problem(value: Any, signed: bool, unit: str) -> str | None:
+    if not is_finite_number(value):
+        return f"{_shown(value)} is not a finite number"
+    if value < 0 and not signed:
+        return f"{_shown(value)} is negative, and a value in {unit!r} cannot be"
+    return None
+
+
 def _suite_problem(suite: str) -> str | None:
     # Suite names become parts of file names and dashboard paths.
     if "/" in suite or "\\" in suite or suite.startswith(".") or any(
@@ -113,15 +130,18 @@ def _semantic_problems(doc: dict) -> Iterator[str]:
                       f"not {result['unit']!r}"
             if result["direction"] != spec.direction.value:
                 yield f"{where}.direction: {result['metric']!r} is {spec.direction.value}-is-better"
+        signed = UNITS[result["unit"]].signed
         for i, value in enumerate(result["samples"]):
-            if not is_finite_number(value):
-                yield f"{where}.samples[{i}]: {_shown(value)} is not a finite number"
+            problem = _value_problem(value, signed, result["unit"])
+            if problem:
+                yield f"{where}.samples[{i}]: {problem}"
                 break
         summary = result["summary"] or {}
         for key in SUMMARY_NUMBERS:
             value = summary.get(key)
-            if value is not None and not is_finite_number(value):
-                yield f"{where}.summary.{key}: {_shown(value)} is not a finite number"
+            problem = None if value is None else _value_problem(value, signed, result["unit"])
+            if problem:
+                yield f"{where}.summary.{key}: {problem}"
         if result["status"] in SUCCESS_STATUSES and result["summary"] is None:
             yield f"{where}.summary: a result with status {result['status']!r} needs a summary"
         if result["summary"] is not None and result["samples"] and \
