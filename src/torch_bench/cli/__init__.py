@@ -41,7 +41,7 @@ COMMANDS = (
             "build the static dashboard (HTML, CSS, JS and JSON data) from a data folder"),
     Command("store", "torch_bench.cli.store", "append runs to the data branch (or a folder)"),
     Command("data", "torch_bench.cli.data",
-            "list, prune, rename, compact or verify the stored history"),
+            "list, prune, rename, compact, verify or export the stored history"),
     Command("bisect", "torch_bench.cli.bisect",
             "find the commit between a good and a bad one that made benchmarks slower"),
     Command("explain", "torch_bench.cli.explain",
