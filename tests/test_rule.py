@@ -244,3 +244,16 @@ def test_the_run_shift_does_not_follow_a_minority_of_changed_benchmarks():
     [shift] = run_shifts(head, np.zeros(12), scale)
     assert abs(shift - float(np.mean(head[0, 5:]))) < 0.004
     assert biweight_location(np.zeros(5), 0.0) == 0.0  # no spread: the median
+
+
+def test_head_runs_measured_one_after_another_widen_the_scale_by_their_own_memory():
+    rng = np.random.default_rng(5)
+    n, k, rho, draws = 10, 3, 0.7, 20000
+    x = np.empty((draws, n + k))
+    x[:, 0] = rng.normal(size=draws)
+    for i in range(1, n + k):
+        x[:, i] = rho * x[:, i - 1] + rng.normal(0, math.sqrt(1 - rho * rho), draws)
+    difference = x[:, n:].mean(axis=1) - x[:, :n].mean(axis=1)  # three head runs vs ten
+    assumed = x[:, :n].var(axis=1, ddof=1).mean() * (1 / n + 1 / k)
+    assert difference.var() / (assumed * memory_factor(rho, n, k)) == pytest.approx(1.0, abs=0.1)
+    assert memory_factor(rho, n, 1) == memory_factor(rho, n)
