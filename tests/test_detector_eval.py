@@ -60,3 +60,10 @@ def test_documents_built_in_bulk_carry_the_summaries_summarize_computes():
                 assert getattr(result.summary, field) == pytest.approx(
                     getattr(expected, field), rel=1e-12)
             assert result.benchmark_id == f"sim/{'abc'[j]}[]:latency"
+
+
+def test_a_cell_is_clearly_above_the_per_pr_level_only_when_its_lower_bound_is():
+    script = load_script()
+    assert script.wilson_lower(0.10, 250) > 0.05  # 25 of 250: clearly above 5%
+    assert script.wilson_lower(0.07, 250) < 0.05 < script.wilson_upper(0.07, 250)
+    assert 0.0 <= script.wilson_lower(0.0, 250) < script.wilson_upper(0.0, 250)

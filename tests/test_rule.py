@@ -17,6 +17,7 @@ from torch_bench.analyze.null_shape import (
     suite_autocorrelation,
 )
 from torch_bench.analyze.rule import Case, Outcome, RulePolicy, assess, judge
+from torch_bench.analyze.shift import biweight_location, run_shifts, shift_scale
 
 
 def levels(centre: float, spread: float, n: int, seed: int) -> list[float]:
@@ -223,3 +224,36 @@ def test_runs_that_remember_the_previous_one_widen_the_scale():
 
     assert suite_autocorrelation(cases(0.7, 1)) > 0.4
     assert suite_autocorrelation(cases(0.0, 2)) == 0.0
+
+
+def test_the_run_shift_is_nearly_as_precise_as_a_mean_when_nothing_changed():
+    rng = np.random.default_rng(31)
+    deviations = rng.normal(0.0, 0.02, (4000, 12))  # 4,000 runs of a 12-timing suite
+    shifts = run_shifts(deviations, np.zeros(12))
+    # the mean's spread is 0.02 / sqrt(12); a median's would be about 1.25 times that
+    assert shifts.std() < 1.08 * 0.02 / math.sqrt(12)
+
+
+def test_the_run_shift_does_not_follow_a_minority_of_changed_benchmarks():
+    rng = np.random.default_rng(32)
+    history = rng.normal(0.0, 0.01, (10, 12))
+    head = rng.normal(0.0, 0.01, (1, 12))
+    head[0, :5] += math.log(1.10)  # five of twelve really 10% slower
+    scale = shift_scale(history, np.zeros(12))
+    assert scale == pytest.approx(0.01, rel=0.25)
+    [shift] = run_shifts(head, np.zeros(12), scale)
+    assert abs(shift - float(np.mean(head[0, 5:]))) < 0.004
+    assert biweight_location(np.zeros(5), 0.0) == 0.0  # no spread: the median
+
+
+def test_head_runs_measured_one_after_another_widen_the_scale_by_their_own_memory():
+    rng = np.random.default_rng(5)
+    n, k, rho, draws = 10, 3, 0.7, 20000
+    x = np.empty((draws, n + k))
+    x[:, 0] = rng.normal(size=draws)
+    for i in range(1, n + k):
+        x[:, i] = rho * x[:, i - 1] + rng.normal(0, math.sqrt(1 - rho * rho), draws)
+    difference = x[:, n:].mean(axis=1) - x[:, :n].mean(axis=1)  # three head runs vs ten
+    assumed = x[:, :n].var(axis=1, ddof=1).mean() * (1 / n + 1 / k)
+    assert difference.var() / (assumed * memory_factor(rho, n, k)) == pytest.approx(1.0, abs=0.1)
+    assert memory_factor(rho, n, 1) == memory_factor(rho, n)

@@ -21,7 +21,7 @@ import numpy as np
 
 from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
 from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sampling_variance
-from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts
+from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts, shift_scale
 from torch_bench.results.schema import Result, Run
 
 HISTORY_WINDOW = 20  # the newest reference runs that define the level and the noise
@@ -118,8 +118,9 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
     if timing.sum() and len(reference):
         with np.errstate(all="ignore"):
             centre = np.nanmean(ref_logs[:, timing], axis=0)
-        rs = run_shifts(ref_logs[:, timing], centre)
-        hs = run_shifts(head_logs[:, timing], centre)
+        scale = shift_scale(ref_logs[:, timing], centre)
+        rs = run_shifts(ref_logs[:, timing], centre, scale)
+        hs = run_shifts(head_logs[:, timing], centre, scale)
         if np.isfinite(hs).all() and np.isfinite(rs).any():
             ref_shift, head_shift = np.nan_to_num(rs), hs
             shifted = int(np.isfinite(ref_logs[:, timing]).any(axis=0).sum())

@@ -5,8 +5,8 @@ Under the null the head is one more run like the reference runs. Taking each ref
 turn as if it were the head (`prediction_residuals`) shows what the head's t can do: when
 those residuals are fitted better by a Student-t than by a normal (`learn_tails`), the rule
 takes its p-values from that heavier tail where it is the more cautious. When consecutive runs
-are clearly correlated (`suite_autocorrelation`), one more run differs from the mean of the
-runs before it by more than independent runs would (`memory_factor`), and the rule widens its
+are clearly correlated (`suite_autocorrelation`), the head's runs differ from the mean of the
+runs before them by more than independent runs would (`memory_factor`), and the rule widens its
 scale by that much. A fleet without heavy tails or memory pays nothing for either. Pure
 numpy: no scipy, so commands that only read stay light.
 """
@@ -122,15 +122,20 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence]) -> float:
 
 
 @lru_cache(maxsize=256)
-def memory_factor(rho: float, n: int) -> float:
-    """For runs that remember the previous one (AR(1), `rho`): the variance of the head minus
-    the mean of n runs before it, over what independent runs would give (the sample variance
-    of the n runs, times 1 + 1/n). 1 for rho = 0."""
-    if rho <= 0 or n < 2:
+def memory_factor(rho: float, n: int, k: int = 1) -> float:
+    """For runs that remember the previous one (AR(1), `rho`): the variance of the mean of k
+    head runs (consecutive, after the reference runs) minus the mean of the n runs before
+    them, over what independent runs would give (the sample variance of the n runs, times
+    1/n + 1/k). Head runs measured one after another remember each other too, so their mean
+    varies more than k independent runs'. 1 for rho = 0."""
+    if rho <= 0 or n < 2 or k < 1:
         return 1.0
     lags = np.arange(1, n)
     mean_var = (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
-    cov_next = float(np.sum(rho ** np.arange(1, n + 1))) / n
-    true = 1 + mean_var - 2 * cov_next
+    head_lags = np.arange(1, k)
+    head_var = (k + 2 * float(np.sum((k - head_lags) * rho ** head_lags))) / k ** 2
+    gaps = np.arange(n)[:, np.newaxis] + np.arange(1, k + 1)[np.newaxis, :]  # j - i
+    cross = float(np.sum(rho ** gaps)) / (n * k)
+    true = head_var + mean_var - 2 * cross
     expected_s2 = n / (n - 1) * (1 - mean_var)
-    return max(1.0, true / (expected_s2 * (1 + 1 / n)))
+    return max(1.0, true / (expected_s2 * (1 / n + 1 / k)))

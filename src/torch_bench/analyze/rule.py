@@ -192,7 +192,8 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
     # A head run far noisier inside than history's runs were is not judged by history's noise.
     head_variance = max(variance, evidence.head_within)
     scale = math.sqrt((variance / evidence.reference.size + head_variance / evidence.head.size)
-                      * memory_factor(round(rho, 3), int(evidence.reference.size)))
+                      * memory_factor(round(rho, 3), int(evidence.reference.size),
+                                    int(evidence.head.size)))
     estimate = evidence.estimate
     if scale > 0:
         t = estimate / scale
