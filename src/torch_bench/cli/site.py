@@ -66,7 +66,7 @@ def register(subparsers) -> None:
                              "change points found) in FOLDER instead of inside --out, so a "
                              "build into a fresh --out (a CI job) still reads only new data "
                              "files; created when missing")
-    parser.add_argument("--size-limit", type=number(1, 1_000_000, integer=True),
+    parser.add_argument("--size-limit", type=number(0.001, 1_000_000),
                         default=PAGES_LIMIT // 1_000_000, metavar="MB",
                         help=f"refuse to write (or publish) a site larger than this (default "
                              f"{PAGES_LIMIT // 1_000_000}: GitHub Pages' limit); warns from "
@@ -105,7 +105,7 @@ def handle(args: argparse.Namespace) -> int:
             change_point_window=args.change_point_window or None, keep=keep,
             cache_dir=Path(args.cache) if getattr(args, "cache", None) else None,
             size_limit=SizeLimit(
-                getattr(args, "size_limit", PAGES_LIMIT // 1_000_000) * 1_000_000,
+                int(getattr(args, "size_limit", PAGES_LIMIT // 1_000_000) * 1_000_000),
                 warn=lambda message: print(f"torch-bench: warning: {message}",
                                            file=sys.stderr)),
             problem=lambda problem: print(f"torch-bench: warning: skipped {problem}",
