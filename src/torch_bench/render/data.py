@@ -14,11 +14,12 @@ A point's "run" is the run's position in the history; run table k (paths.run_tab
 what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
     {"first", "commit_url_prefix", "run", "date", "sha", "branch", "message", "url" (only
      when the commit URLs are not prefix + sha), "values": {"file", "offsets"}}
-where "values" locates each run's values (run_values_payload, one JSON line each) in the
-runs' values pack. The whole history of a series is its chunks' points followed by the
-head's; indexes (env_changes, change_points) count in it. A new run rewrites only the heads,
-the newest run table and values pack: complete chunks and tables keep their bytes (and their
-cache entries in browsers).
+where "values" locates each run's values in the runs' values pack: one JSON line per run,
+{"run", "statuses", "series", "median", "status"} (run_values_payload). The whole history
+of a series is its chunks' points followed by the head's; indexes (env_changes,
+change_points) count in it. A new run rewrites only the heads, the newest run table and
+values pack: complete chunks and tables keep their bytes (and their cache entries in
+browsers).
 """
 
 from __future__ import annotations
@@ -204,15 +205,22 @@ def benchmarks_payload(model: SiteModel,
     return out
 
 
-def run_values_payload(model: SiteModel, run: RunInfo,
-                       positions: Mapping[str, int]) -> dict[str, Any]:
-    """One run's values: [series position, median or null, status] per result."""
-    values = []
-    for value in model.run_values(run):
-        position = positions.get(value.series.benchmark_id)
-        if position is not None:
-            values.append([position, value.median, value.status])
-    return {"run": run.run_id, "values": values}
+def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
+    """One run's values as columns, one entry per result in document order: its series'
+    position in benchmarks.json, its median (null when it has none) and its status (a
+    position in "statuses"). Made from the model's arrays: ten million results cost seconds."""
+    rows = model.run_rows(run)
+    columns, row_series = model.columns, model.row_series
+    if columns is None or row_series is None or rows.stop <= rows.start:
+        return {"run": run.run_id, "statuses": [], "series": [], "median": [], "status": []}
+    medians = columns.rows["median"][rows]
+    median: list[float | None] = medians.tolist()
+    for i in np.flatnonzero(~(columns.ok[rows] & np.isfinite(medians))).tolist():
+        median[i] = None
+    used, status = np.unique(columns.rows["status"][rows], return_inverse=True)
+    return {"run": run.run_id, "statuses": [columns.statuses[c] for c in used.tolist()],
+            "series": row_series[rows].tolist(), "median": median,
+            "status": status.tolist()}
 
 
 # Params that tell the native run from the compiled one: the curves differing only in these

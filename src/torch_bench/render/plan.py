@@ -183,7 +183,6 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
     """One group per RUN_CHUNK runs: their run table and values pack, kept while the runs'
     display facts, their results and the index of series they point into (benchmarks.json)
     stay the same."""
-    positions = {s.benchmark_id: i for i, s in enumerate(model.series)}
     index_key = hash_arrays([s.benchmark_id for s in model.series])
     columns, row_series = model.columns, model.row_series
     statuses = text_digests(columns.statuses) if columns is not None else None
@@ -198,15 +197,13 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
             parts += [np.asarray(bounds), row_series[rows], columns.rows["median"][rows],
                       columns.ok[rows], statuses[columns.rows["status"][rows]]]
         groups.append(KeyedGroup(hash_arrays(*parts), (table, values),
-                                 lambda runs=runs, k=k: run_chunk_outputs(model, runs, k,
-                                                                          positions)))
+                                 lambda runs=runs, k=k: run_chunk_outputs(model, runs, k)))
     return groups
 
 
-def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int,
-                      positions: Mapping[str, int]) -> Outputs:
+def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
     """A run table and the values pack its "values" entry locates."""
-    lines = [packs.json_bytes(data.run_values_payload(model, run, positions)) + b"\n"
+    lines = [packs.json_bytes(data.run_values_payload(model, run)) + b"\n"
              for run in runs]
     table, values = paths.run_table(chunk), paths.run_values_pack(chunk)
     return Outputs((), ((table, data.run_table_payload(runs, chunk * data.RUN_CHUNK, values,

@@ -1069,8 +1069,8 @@
       showRun("a", chosen[0]);
       showRun("b", chosen[1]);
       const values = [new Map(), new Map()];
-      [a, b].forEach((doc, k) => doc.values.forEach(([pos, median, status]) =>
-        values[k].set(pos, { median: median, status: status })));
+      [a, b].forEach((doc, k) => doc.series.forEach((pos, i) =>
+        values[k].set(pos, { median: doc.median[i], status: doc.statuses[doc.status[i]] })));
       const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
         .sort((x, y) => x - y);
       const params = positions.map((pos) => paramItems(benchmarks[pos].params));
