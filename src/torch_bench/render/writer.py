@@ -76,7 +76,7 @@ class SiteFiles:
         if self.previous is not None and _same_bytes(self.previous / relative, content) \
                 and self._link(relative):
             return
-        write_bytes_atomic(target, content)
+        write_bytes_atomic(target, content, sync=False)  # the staging folder moves as one
         self.written += 1
 
     def keep(self, relative: str) -> bool:
