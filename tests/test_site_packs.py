@@ -1,6 +1,6 @@
-"""The packed data files: a run's values line says what the model says of each result, a
-run table's offsets cut the values pack into its runs' lines, and segments decode to the
-points they were made from."""
+"""The packed data files: a run's values line says what the model says of each result (to
+six significant digits), a run table's offsets cut the values pack into its runs' lines, and
+segments decode to the points they were made from."""
 
 from __future__ import annotations
 
@@ -28,11 +28,12 @@ def test_each_values_line_holds_what_the_model_says_of_every_result_of_its_run(h
     model = build_model(history)
     for run in model.runs:
         line = data.run_values_payload(model, run)
-        expected = [(model.series.index(v.series), v.median, v.status)
-                    for v in model.run_values(run)]
-        got = [(s, m, line["statuses"][c])
-               for s, m, c in zip(line["series"], line["median"], line["status"], strict=True)]
-        assert got == expected
+        values = model.run_values(run)
+        assert line["series"] == [model.series.index(v.series) for v in values]
+        assert [line["statuses"][c] for c in line["status"]] == [v.status for v in values]
+        assert [m is None for m in line["median"]] == [v.median is None for v in values]
+        assert [m for m in line["median"] if m is not None] == pytest.approx(
+            [v.median for v in values if v.median is not None], rel=1e-5)
     newest = data.run_values_payload(model, model.runs[-1])
     assert None in newest["median"]  # the failed result has no value, only its status
     assert len(newest["statuses"]) == 2
@@ -68,3 +69,19 @@ def test_a_segment_decodes_to_its_points_at_six_significant_digits():
     assert [float(f"{v:.6g}") for v in decoded["median"].tolist()] == pytest.approx(six, rel=2e-6)
     with pytest.raises(ValueError):
         packs.decode_segment(segment[:-1])
+
+
+def test_six_digits_rounds_many_values_as_one_value_is_rounded():
+    rng = np.random.default_rng(1)
+    values = np.concatenate([rng.uniform(-1, 1, 300) * 10.0 ** rng.integers(-12, 12, 300),
+                             [0.0, 123456789.0, 1e-300, 1.5e300, np.nan, np.inf]])
+    got = data.six_digits(values)
+    for value, rounded in zip(values.tolist(), got.tolist(), strict=True):
+        if math.isfinite(value):
+            assert repr(rounded) == repr(data.rounded(value)) or \
+                rounded == pytest.approx(data.rounded(value), rel=1.1e-6)
+        else:
+            assert math.isnan(rounded) if math.isnan(value) else rounded == value
+    printed = [repr(v) for v in got[:300].tolist()]
+    assert all(len(p.split("e")[0].replace("-", "").replace(".", "").strip("0")) <= 6
+               for p in printed)

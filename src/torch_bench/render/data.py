@@ -129,6 +129,24 @@ def rounded(value: float) -> float:
     return float(f"{value:.6g}")
 
 
+def six_digits(values: np.ndarray) -> np.ndarray:
+    """`values` rounded to six significant digits, for many at once (as `rounded`, but for a
+    value exactly half-way between two six-digit decimals, which may go either way): a
+    whole number divided or multiplied by an exact power of ten is the double nearest the
+    decimal, so it prints as the six digits. Zero, infinities and NaN stay as they are."""
+    values = np.asarray(values, np.float64)
+    finite = np.isfinite(values) & (values != 0)
+    exponent = np.zeros(len(values), np.int64)
+    exponent[finite] = 5 - np.floor(np.log10(np.abs(values[finite]))).astype(np.int64)
+    out = values.copy()
+    up = finite & (exponent >= 0) & (exponent <= 22)
+    down = finite & (exponent < 0) & (exponent >= -22)
+    scale = 10.0 ** np.abs(exponent)
+    out[up] = np.round(values[up] * scale[up]) / scale[up]
+    out[down] = np.round(values[down] / scale[down]) * scale[down]
+    return out
+
+
 def rounded_list(values: np.ndarray) -> list[float]:
     return [float(f"{v:.6g}") for v in values.tolist()]
 
@@ -214,7 +232,7 @@ def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
     if columns is None or row_series is None or rows.stop <= rows.start:
         return {"run": run.run_id, "statuses": [], "series": [], "median": [], "status": []}
     medians = columns.rows["median"][rows]
-    median: list[float | None] = medians.tolist()
+    median: list[float | None] = six_digits(medians).tolist()
     for i in np.flatnonzero(~(columns.ok[rows] & np.isfinite(medians))).tolist():
         median[i] = None
     used, status = np.unique(columns.rows["status"][rows], return_inverse=True)
