@@ -41,6 +41,11 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
+    .venv/bin/python benchmarks/site_build.py --layout 10000x1000
+With --layout: the site's size by kind of file (pages, packed chunks, run tables and values,
+head and trend files) and the time to write it and to update it with one run, from a history
+made directly as columns in memory and without change points: what the layout costs apart
+from reading the data folder and searching change points.
 """
 
 from __future__ import annotations
@@ -66,9 +71,12 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
 from torch_bench.metrics import get_metric
 from torch_bench.render import paths
 from torch_bench.render.build import build_site, build_site_from_data
+from torch_bench.render.columns import Columns, Descriptor
 from torch_bench.render.model import no_change_points
 from torch_bench.render.paths import BUILD_CACHE_DIR
 from torch_bench.render.writer import plotly_js
@@ -463,6 +471,79 @@ def print_scale(sizes: list[str], window: int) -> None:
               f"{done.stderr.strip().splitlines()[-1:]}", flush=True)
 
 
+# -- layout: what the site is made of at scale, without reading or change points ---------------
+
+def synthetic_columns(runs: int, benchmarks: int, seed: int = 0) -> Columns:
+    """The Columns a read of `synthetic_runs` would give (same benchmarks, runs and levels
+    drawn alike), made directly as arrays: ten million results in seconds."""
+    rng = np.random.default_rng(seed)
+    specs = benchmark_specs(benchmarks)
+    descriptors = [Descriptor(suite, name, metric, get_metric(metric).unit,
+                              get_metric(metric).direction.value, params,
+                              f"{suite}/{name}[{params}]:{metric}")
+                   for suite, name, metric, params in specs]
+    facts = []
+    for i in range(runs):
+        sha = f"{int(rng.integers(2**62)):040x}"
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1.7e9 + i * 3600))
+        facts.append({"run_id": f"{created.replace('-', '').replace(':', '')[:15]}-{i:010d}",
+                      "created_at": created, "repository": "octo/net", "sha": sha,
+                      "branch": "main" if i % 10 else f"pr-{i}",
+                      "message": f"Change {i}: tune kernels",
+                      "url": f"https://github.com/octo/net/commit/{sha}", "pr_number": None,
+                      "pr_title": "", "gpu": "NVIDIA A100-SXM4-80GB",
+                      "torch": f"2.{4 + i // 400}.0", "cuda": "12.4", "driver": "550.54",
+                      "fingerprint": "f00d", "fingerprint_filter": "f00d",
+                      "results": benchmarks, "failures": 0, "training": []})
+    levels = rng.uniform(0.5, 200.0, benchmarks)
+    median = (levels[None, :] * (1 + rng.normal(0, 0.01, (runs, benchmarks)))).ravel()
+    spread = np.tile(levels * 0.02, runs)
+    rows = {"run": np.repeat(np.arange(runs, dtype=np.int32), benchmarks),
+            "desc": np.tile(np.arange(benchmarks, dtype=np.int32), runs),
+            "status": np.zeros(runs * benchmarks, np.int32), "median": median,
+            "q1": median - spread / 2, "q3": median + spread / 2,
+            "n": np.full(runs * benchmarks, SAMPLES, np.int32),
+            "error": np.full(runs * benchmarks, -1, np.int32)}
+    return Columns(facts, descriptors, ["ok"], [], rows)
+
+
+def print_layout(sizes: list[str]) -> None:
+    """Per RUNSxBENCHMARKS: the site built from columns made in memory, without change
+    points, then updated with one more run (the writing cost alone), and its size by kind."""
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        columns = synthetic_columns(runs + 1, benchmarks)
+        work = Path(tempfile.mkdtemp(prefix="site-layout-"))
+        try:
+            older = dataclasses.replace(
+                columns, runs=columns.runs[:runs],
+                rows={k: v[:runs * benchmarks] for k, v in columns.rows.items()})
+            started = time.perf_counter()
+            build_site(older, work / "site", finder=no_change_points)
+            full_s = time.perf_counter() - started
+            started = time.perf_counter()
+            build_site(columns, work / "site", finder=no_change_points)
+            update_s = time.perf_counter() - started
+            kinds: dict[str, list[int]] = {}
+            for path in (work / "site").rglob("*"):
+                if path.is_file():
+                    parts = path.relative_to(work / "site").parts
+                    kind = "/".join(parts[:2]) if parts[0] == "json" and len(parts) > 2 \
+                        else parts[0]
+                    entry = kinds.setdefault(kind, [0, 0])
+                    entry[0] += path.stat().st_size
+                    entry[1] += 1
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        total = sum(b for b, _ in kinds.values())
+        print(f"{runs} runs x {benchmarks} benchmarks, no change points: full build "
+              f"{full_s:.0f} s, one-run update {update_s:.1f} s, peak RSS "
+              f"{peak_rss_mb():.0f} MB; site {total / 2**20:.0f} MB in "
+              f"{sum(n for _, n in kinds.values())} files:")
+        for kind, (size_b, count) in sorted(kinds.items(), key=lambda item: -item[1][0]):
+            print(f"  {kind:<24} {size_b / 2**20:>8.1f} MB {count:>6} files")
+
+
 # -- change points over a whole history ----------------------------------------------------------
 
 def print_change_point_costs(sizes: list[int]) -> None:
@@ -548,12 +629,17 @@ def main() -> None:
                         help="full build and one-run update of large histories (no browser)")
     parser.add_argument("--window", type=int, default=0,
                         help="with --scale: change points in the newest N runs (0: all)")
+    parser.add_argument("--layout", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="the site's size by kind of file at scale and the writing cost "
+                             "alone (history made in memory, no change points)")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
         return print(scale_row(*args.scale_row))
     if args.scale:
         return print_scale(args.scale, args.window)
+    if args.layout:
+        return print_layout(args.layout)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:
