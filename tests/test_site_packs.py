@@ -29,14 +29,23 @@ def test_each_values_line_holds_what_the_model_says_of_every_result_of_its_run(h
     for run in model.runs:
         line = data.run_values_payload(model, run)
         values = model.run_values(run)
-        assert line["series"] == [model.series.index(v.series) for v in values]
-        assert [line["statuses"][c] for c in line["status"]] == [v.status for v in values]
+        positions = [p for first, count in line["series"] for p in range(first, first + count)]
+        assert positions == [model.series.index(v.series) for v in values]
+        codes = line.get("status", [0] * len(values))
+        assert [line["statuses"][c] for c in codes] == [v.status for v in values]
         assert [m is None for m in line["median"]] == [v.median is None for v in values]
         assert [m for m in line["median"] if m is not None] == pytest.approx(
             [v.median for v in values if v.median is not None], rel=1e-5)
     newest = data.run_values_payload(model, model.runs[-1])
     assert None in newest["median"]  # the failed result has no value, only its status
-    assert len(newest["statuses"]) == 2
+    assert len(newest["statuses"]) == 2 and "status" in newest
+    assert "status" not in data.run_values_payload(model, model.runs[0])  # all "ok"
+
+
+def test_spans_of_consecutive_positions():
+    assert data.spans(np.asarray([0, 1, 2, 5, 6, 9])) == [[0, 3], [5, 2], [9, 1]]
+    assert data.spans(np.asarray([4, 3])) == [[4, 1], [3, 1]]
+    assert data.spans(np.asarray([], np.int32)) == []
 
 
 def test_the_run_tables_locate_every_runs_line_in_the_values_packs(history, tmp_path,

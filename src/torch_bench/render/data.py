@@ -225,20 +225,32 @@ def benchmarks_payload(model: SiteModel,
 
 def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
     """One run's values as columns, one entry per result in document order: its series'
-    position in benchmarks.json, its median (null when it has none) and its status (a
-    position in "statuses"). Made from the model's arrays: ten million results cost seconds."""
+    position in benchmarks.json (as spans [first, count] of consecutive positions), its
+    median at six significant digits (null when it has none) and its status (a position in
+    "statuses"; "status" is left out when every result has the first). Made from the model's
+    arrays: ten million results cost seconds."""
     rows = model.run_rows(run)
     columns, row_series = model.columns, model.row_series
     if columns is None or row_series is None or rows.stop <= rows.start:
-        return {"run": run.run_id, "statuses": [], "series": [], "median": [], "status": []}
+        return {"run": run.run_id, "statuses": [], "series": [], "median": []}
     medians = columns.rows["median"][rows]
     median: list[float | None] = six_digits(medians).tolist()
     for i in np.flatnonzero(~(columns.ok[rows] & np.isfinite(medians))).tolist():
         median[i] = None
     used, status = np.unique(columns.rows["status"][rows], return_inverse=True)
     return {"run": run.run_id, "statuses": [columns.statuses[c] for c in used.tolist()],
-            "series": row_series[rows].tolist(), "median": median,
-            "status": status.tolist()}
+            "series": spans(row_series[rows]), "median": median,
+            **({"status": status.tolist()} if len(used) > 1 else {})}
+
+
+def spans(positions: np.ndarray) -> list[list[int]]:
+    """[first, count] of each run of consecutive positions (0 1 2 5 6 -> [0, 3], [5, 2])."""
+    if not len(positions):
+        return []
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    counts = np.diff(np.concatenate([starts, [len(positions)]]))
+    return [[int(positions[s]), int(c)] for s, c in zip(starts, counts, strict=True)]
 
 
 # Params that tell the native run from the compiled one: the curves differing only in these

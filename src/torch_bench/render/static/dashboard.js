@@ -1069,8 +1069,15 @@
       showRun("a", chosen[0]);
       showRun("b", chosen[1]);
       const values = [new Map(), new Map()];
-      [a, b].forEach((doc, k) => doc.series.forEach((pos, i) =>
-        values[k].set(pos, { median: doc.median[i], status: doc.statuses[doc.status[i]] })));
+      [a, b].forEach((doc, k) => {
+        let i = 0;  // "series" is spans [first, count] of consecutive positions
+        doc.series.forEach(([first, count]) => {
+          for (let pos = first; pos < first + count; pos += 1, i += 1) {
+            const status = doc.statuses[doc.status ? doc.status[i] : 0];
+            values[k].set(pos, { median: doc.median[i], status: status });
+          }
+        });
+      });
       const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
         .sort((x, y) => x - y);
       const params = positions.map((pos) => paramItems(benchmarks[pos].params));
