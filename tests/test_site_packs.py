@@ -28,7 +28,7 @@ def test_each_values_line_holds_what_the_model_says_of_every_result_of_its_run(h
     model = build_model(history)
     for run in model.runs:
         line = data.run_values_payload(model, run)
-        values = model.run_values(run)
+        values = sorted(model.run_values(run), key=lambda v: model.series.index(v.series))
         positions = [p for first, count in line["series"] for p in range(first, first + count)]
         assert positions == [model.series.index(v.series) for v in values]
         codes = line.get("status", [0] * len(values))
@@ -39,7 +39,9 @@ def test_each_values_line_holds_what_the_model_says_of_every_result_of_its_run(h
     newest = data.run_values_payload(model, model.runs[-1])
     assert None in newest["median"]  # the failed result has no value, only its status
     assert len(newest["statuses"]) == 2 and "status" in newest
-    assert "status" not in data.run_values_payload(model, model.runs[0])  # all "ok"
+    oldest = data.run_values_payload(model, model.runs[0])
+    assert "status" not in oldest  # all "ok"
+    assert len(oldest["series"]) == 1  # every benchmark: one span
 
 
 def test_spans_of_consecutive_positions():

@@ -224,8 +224,8 @@ def benchmarks_payload(model: SiteModel,
 
 
 def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
-    """One run's values as columns, one entry per result in document order: its series'
-    position in benchmarks.json (as spans [first, count] of consecutive positions), its
+    """One run's values as columns, one entry per result in the order of benchmarks.json:
+    its series' position there (as spans [first, count] of consecutive positions), its
     median at six significant digits (null when it has none) and its status (a position in
     "statuses"; "status" is left out when every result has the first). Made from the model's
     arrays: ten million results cost seconds."""
@@ -233,13 +233,14 @@ def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
     columns, row_series = model.columns, model.row_series
     if columns is None or row_series is None or rows.stop <= rows.start:
         return {"run": run.run_id, "statuses": [], "series": [], "median": []}
-    medians = columns.rows["median"][rows]
+    order = np.arange(rows.start, rows.stop)[np.argsort(row_series[rows], kind="stable")]
+    medians = columns.rows["median"][order]
     median: list[float | None] = six_digits(medians).tolist()
-    for i in np.flatnonzero(~(columns.ok[rows] & np.isfinite(medians))).tolist():
+    for i in np.flatnonzero(~(columns.ok[order] & np.isfinite(medians))).tolist():
         median[i] = None
-    used, status = np.unique(columns.rows["status"][rows], return_inverse=True)
+    used, status = np.unique(columns.rows["status"][order], return_inverse=True)
     return {"run": run.run_id, "statuses": [columns.statuses[c] for c in used.tolist()],
-            "series": spans(row_series[rows]), "median": median,
+            "series": spans(row_series[order]), "median": median,
             **({"status": status.tolist()} if len(used) > 1 else {})}
 
 
