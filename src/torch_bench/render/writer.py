@@ -138,7 +138,6 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
             for relative in carried:
                 files.keep(relative)
         size, count = folder_size(staging)
-        progress(f"site size {size / 1e6:,.1f} MB in {count} files")
         check_size(size, count, size_limit or SizeLimit(), str(target))
         _swap(staging, target, keep)
     except BaseException:
