@@ -70,7 +70,7 @@ def register(subparsers) -> None:
                         default=PAGES_LIMIT // 1_000_000, metavar="MB",
                         help=f"refuse to write (or publish) a site larger than this (default "
                              f"{PAGES_LIMIT // 1_000_000}: GitHub Pages' limit); warns from "
-                             f"{WARN_SHARE:.0%} of it")
+                             f"{WARN_SHARE * 100:.0f}%% of it")
     parser.set_defaults(handler=handle)
 
 
