@@ -8,7 +8,8 @@ Chromium (Debian's /usr/bin/chromium through Playwright, no cache), the site ser
 127.0.0.1, and the load average is printed before each history size. Per page it prints:
 
   raw KB     bytes transferred (the local server does not compress)
-  gzip KB    the same files gzip-compressed (level 6), as GitHub Pages serves them
+  gzip KB    the same files gzip-compressed (level 6), as GitHub Pages serves them (parts
+             of packed files read by range request: as sent)
   charts ms  from navigation until every chart in the first screen is drawn (trend cards,
              summary charts, the benchmark trend; for the single-file page, every chart)
   input ms   worst delay between a click and its handler, clicking every 50 ms during load
@@ -105,9 +106,14 @@ series.forEach((s, name) => {
 </script></body></html>"""
 
 
-def gzip_size(site: Path, url: str) -> int:
+def gzip_size(site: Path, url: str, sent: int) -> int:
+    """What GitHub Pages would send: the file gzip-compressed, or a part of a packed file
+    read by range request as it is (`sent` bytes, fewer than the file has)."""
     path = site / urlparse(url).path.lstrip("/")
-    return len(gzip.compress(path.read_bytes(), compresslevel=6)) if path.is_file() else 0
+    if not path.is_file():
+        return 0
+    body = path.read_bytes()
+    return sent if sent < len(body) else len(gzip.compress(body, compresslevel=6))
 
 
 def cold_visit(playwright, site: Path, url: str) -> dict:
@@ -115,9 +121,9 @@ def cold_visit(playwright, site: Path, url: str) -> dict:
     try:
         page = browser.new_page(viewport={"width": 1366, "height": 800})
         page.add_init_script(INPUT_PROBE)
-        sizes: dict[str, int] = {}
-        page.on("requestfinished", lambda request: sizes.__setitem__(
-            request.url, request.sizes()["responseBodySize"]))
+        sizes: list[tuple[str, int]] = []  # a packed file may be read in several parts
+        page.on("requestfinished", lambda request: sizes.append(
+            (request.url, request.sizes()["responseBodySize"])))
         page.goto(url, wait_until="commit")
         deadline = time.monotonic() + 120
         while not page.evaluate(VISIBLE_CHARTS_DRAWN):
@@ -132,8 +138,8 @@ def cold_visit(playwright, site: Path, url: str) -> dict:
         heap = page.evaluate("() => performance.memory.usedJSHeapSize")
     finally:
         browser.close()
-    return {"raw_kb": sum(sizes.values()) / 1024,
-            "gzip_kb": sum(gzip_size(site, u) for u in sizes) / 1024,
+    return {"raw_kb": sum(sent for _, sent in sizes) / 1024,
+            "gzip_kb": sum(gzip_size(site, url, sent) for url, sent in sizes) / 1024,
             "charts_ms": drawn_ms, "input_ms": max(waits, default=0.0),
             "heap_mb": heap / 2**20, "files": len(sizes), **pointing}
 

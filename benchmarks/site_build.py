@@ -33,13 +33,19 @@ busy repository has it (every month but the newest compacted into an archive, sa
 `torch-bench site` building it in full into a fresh folder, the update after one new run
 file into the same folder, and the same build again with nothing new; each with its time
 and its own peak RSS. --window N searches change points in the newest N runs only; the
-default 0 searches every whole history, as the CLI does.
+default 0 searches every whole history, as the CLI does. The site's size and file count leave
+out its build cache, printed apart (what the Action keeps in its cache entry).
 
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
+    .venv/bin/python benchmarks/site_build.py --layout 10000x1000
+With --layout: the site's size by kind of file (pages, packed chunks, run tables and values,
+head and trend files) and the time to write it and to update it with one run, from a history
+made directly as columns in memory and without change points: what the layout costs apart
+from reading the data folder and searching change points.
 """
 
 from __future__ import annotations
@@ -49,9 +55,11 @@ import dataclasses
 import functools
 import hashlib
 import http.server
+import io
 import itertools
 import json
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -63,10 +71,14 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
 from torch_bench.metrics import get_metric
 from torch_bench.render import paths
 from torch_bench.render.build import build_site, build_site_from_data
+from torch_bench.render.columns import Columns, Descriptor
 from torch_bench.render.model import no_change_points
+from torch_bench.render.paths import BUILD_CACHE_DIR
 from torch_bench.render.writer import plotly_js
 from torch_bench.results.schema import Result, Run
 from torch_bench.results.stats import Summary
@@ -219,8 +231,25 @@ Plotly.newPlot("chart", [{x: points.map(p => p[0]), y: points.map(p => p[1].valu
 # -- measuring in Chromium ----------------------------------------------------------------------
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
+    """A static server honouring single byte ranges, as GitHub Pages does (the dashboard reads
+    parts of its packed files so)."""
+
     def log_message(self, format, *args):  # noqa: A002
         pass
+
+    def send_head(self):
+        asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if asked is None or not Path(path).is_file():
+            return super().send_head()
+        body = Path(path).read_bytes()
+        start, end = int(asked[1]), min(int(asked[2]), len(body) - 1)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        return io.BytesIO(body[start:end + 1])
 
 
 def serve(root: Path):
@@ -247,7 +276,7 @@ def cold_visit(browser, url: str, rendered: str) -> tuple[int, int, float]:
 
 
 def folder_size(root: Path) -> tuple[int, int]:
-    files = [p for p in root.rglob("*") if p.is_file()]
+    files = [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
     return sum(p.stat().st_size for p in files), len(files)
 
 
@@ -417,26 +446,102 @@ def scale_row(runs: int, benchmarks: int, window: int) -> str:
         update_s, update_mb = site_cli(work / "data", work / "site", window)
         again_s, _ = site_cli(work / "data", work / "site", window)
         site_bytes, files = folder_size(work / "site")
+        cache_bytes, cache_files = folder_size(work / "site" / BUILD_CACHE_DIR)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return (f"{runs:>6} {benchmarks:>6} {made_s:>8.0f} {data_mb:>8.0f} {full_s:>7.0f} "
             f"{full_mb:>12.0f} {update_s:>9.1f} {update_mb:>12.0f} {again_s:>8.1f} "
-            f"{site_bytes / 2**30:>8.2f} {files:>8}")
+            f"{(site_bytes - cache_bytes) / 2**20:>8.0f} {files - cache_files:>8} "
+            f"{cache_bytes / 2**20:>8.0f}")
 
 
 def print_scale(sizes: list[str], window: int) -> None:
     print(f"synthetic history, {SAMPLES} samples per result, past months compacted; "
           f"`torch-bench site` from the data folder; change points in the newest "
-          f"{window or 'all'} runs; 'again': the same build with nothing new")
+          f"{window or 'all'} runs; 'again': the same build with nothing new; site: what "
+          f"GitHub Pages serves (the build cache apart: 'cache', what CI keeps between jobs)")
     print(f"{'runs':>6} {'bench':>6} {'make s':>8} {'data MB':>8} {'full s':>7} "
           f"{'full peak MB':>12} {'update s':>9} {'update peak':>12} {'again s':>8} "
-          f"{'site GB':>8} {'files':>8}", flush=True)
+          f"{'site MB':>8} {'files':>8} {'cache MB':>8}", flush=True)
     for size in sizes:
         runs, benchmarks = (int(part) for part in size.lower().split("x"))
         done = subprocess.run([sys.executable, __file__, "--scale-row", str(runs),
                                str(benchmarks), str(window)], capture_output=True, text=True)
         print(done.stdout.rstrip() or f"{runs:>6} {benchmarks:>6} failed: "
               f"{done.stderr.strip().splitlines()[-1:]}", flush=True)
+
+
+# -- layout: what the site is made of at scale, without reading or change points ---------------
+
+def synthetic_columns(runs: int, benchmarks: int, seed: int = 0) -> Columns:
+    """The Columns a read of `synthetic_runs` would give (same benchmarks, runs and levels
+    drawn alike), made directly as arrays: ten million results in seconds."""
+    rng = np.random.default_rng(seed)
+    specs = benchmark_specs(benchmarks)
+    descriptors = [Descriptor(suite, name, metric, get_metric(metric).unit,
+                              get_metric(metric).direction.value, params,
+                              f"{suite}/{name}[{params}]:{metric}")
+                   for suite, name, metric, params in specs]
+    facts = []
+    for i in range(runs):
+        sha = f"{int(rng.integers(2**62)):040x}"
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1.7e9 + i * 3600))
+        facts.append({"run_id": f"{created.replace('-', '').replace(':', '')[:15]}-{i:010d}",
+                      "created_at": created, "repository": "octo/net", "sha": sha,
+                      "branch": "main" if i % 10 else f"pr-{i}",
+                      "message": f"Change {i}: tune kernels",
+                      "url": f"https://github.com/octo/net/commit/{sha}", "pr_number": None,
+                      "pr_title": "", "gpu": "NVIDIA A100-SXM4-80GB",
+                      "torch": f"2.{4 + i // 400}.0", "cuda": "12.4", "driver": "550.54",
+                      "fingerprint": "f00d", "fingerprint_filter": "f00d",
+                      "results": benchmarks, "failures": 0, "training": []})
+    levels = rng.uniform(0.5, 200.0, benchmarks)
+    median = (levels[None, :] * (1 + rng.normal(0, 0.01, (runs, benchmarks)))).ravel()
+    spread = np.tile(levels * 0.02, runs)
+    rows = {"run": np.repeat(np.arange(runs, dtype=np.int32), benchmarks),
+            "desc": np.tile(np.arange(benchmarks, dtype=np.int32), runs),
+            "status": np.zeros(runs * benchmarks, np.int32), "median": median,
+            "q1": median - spread / 2, "q3": median + spread / 2,
+            "n": np.full(runs * benchmarks, SAMPLES, np.int32),
+            "error": np.full(runs * benchmarks, -1, np.int32)}
+    return Columns(facts, descriptors, ["ok"], [], rows)
+
+
+def print_layout(sizes: list[str]) -> None:
+    """Per RUNSxBENCHMARKS: the site built from columns made in memory, without change
+    points, then updated with one more run (the writing cost alone), and its size by kind."""
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        columns = synthetic_columns(runs + 1, benchmarks)
+        work = Path(tempfile.mkdtemp(prefix="site-layout-"))
+        try:
+            older = dataclasses.replace(
+                columns, runs=columns.runs[:runs],
+                rows={k: v[:runs * benchmarks] for k, v in columns.rows.items()})
+            started = time.perf_counter()
+            build_site(older, work / "site", finder=no_change_points)
+            full_s = time.perf_counter() - started
+            started = time.perf_counter()
+            build_site(columns, work / "site", finder=no_change_points)
+            update_s = time.perf_counter() - started
+            kinds: dict[str, list[int]] = {}
+            for path in (work / "site").rglob("*"):
+                if path.is_file():
+                    parts = path.relative_to(work / "site").parts
+                    kind = "/".join(parts[:2]) if parts[0] == "json" and len(parts) > 2 \
+                        else parts[0]
+                    entry = kinds.setdefault(kind, [0, 0])
+                    entry[0] += path.stat().st_size
+                    entry[1] += 1
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        total = sum(b for b, _ in kinds.values())
+        print(f"{runs} runs x {benchmarks} benchmarks, no change points: full build "
+              f"{full_s:.0f} s, one-run update {update_s:.1f} s, peak RSS "
+              f"{peak_rss_mb():.0f} MB; site {total / 2**20:.0f} MB in "
+              f"{sum(n for _, n in kinds.values())} files:")
+        for kind, (size_b, count) in sorted(kinds.items(), key=lambda item: -item[1][0]):
+            print(f"  {kind:<24} {size_b / 2**20:>8.1f} MB {count:>6} files")
 
 
 # -- change points over a whole history ----------------------------------------------------------
@@ -524,12 +629,17 @@ def main() -> None:
                         help="full build and one-run update of large histories (no browser)")
     parser.add_argument("--window", type=int, default=0,
                         help="with --scale: change points in the newest N runs (0: all)")
+    parser.add_argument("--layout", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="the site's size by kind of file at scale and the writing cost "
+                             "alone (history made in memory, no change points)")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
         return print(scale_row(*args.scale_row))
     if args.scale:
         return print_scale(args.scale, args.window)
+    if args.layout:
+        return print_layout(args.layout)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:

@@ -1,5 +1,7 @@
-"""A long history is split into chunk files: a new run rewrites only the series' head file,
-and the benchmark page joins head and chunks into the whole history (real Chromium)."""
+"""A long history is split into chunks packed with other series' chunks: a new run rewrites
+only the series' head file, and the benchmark page joins head and chunks into the whole
+history (real Chromium), reading its segments by HTTP range request where the server honours
+ranges and cutting them out of whole files where it does not."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import functools
 import http.server
 import io
 import json
+import re
 import threading
 
 import pytest
@@ -26,12 +29,13 @@ from test_site_browser import (
     trend_path,
     visit,
 )
-from torch_bench.render import data
+from torch_bench.render import data, packs
 from torch_bench.render.build import build_site
 from torch_bench.store.reader import load_history
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-CHUNK = 4  # points per chunk file here: RUNS points make several chunks and a head
+CHUNK = 4  # points per chunk here: RUNS points make several chunks and a head
+RUN_CHUNK = 5  # runs per run table here: RUNS runs make three
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +44,48 @@ def site(tmp_path_factory):
     write_history(root / "data")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(data, "CHUNK_POINTS", CHUNK)
+        patch.setattr(data, "RUN_CHUNK", RUN_CHUNK)
         yield build_site(load_history(root / "data"), root / "site", finder=step_finder)
 
 
-@pytest.fixture(scope="module")
-def base_url(site):
-    handler = functools.partial(QuietHandler, directory=str(site))
+class RangeHandler(QuietHandler):
+    """A static server that honours single byte ranges (as GitHub Pages does), counting the
+    requests it answers in part and in whole."""
+    parts: list[str]
+    wholes: list[str]
+
+    def send_head(self):
+        asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if asked is None or not path.endswith((".bin", ".jsonl")):
+            self.wholes.append(self.path)
+            return super().send_head()
+        body = open(path, "rb").read()
+        start, end = int(asked[1]), min(int(asked[2]), len(body) - 1)
+        self.send_response(206)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        self.parts.append(self.path)
+        return io.BytesIO(body[start:end + 1])
+
+
+@pytest.fixture(scope="module", params=["ranges", "whole files"])
+def served(request, site):
+    handler_class = type("Handler", (RangeHandler,), {"parts": [], "wholes": []}) \
+        if request.param == "ranges" else QuietHandler
+    handler = functools.partial(handler_class, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
+    yield f"http://127.0.0.1:{server.server_port}/", handler_class
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base_url(served):
+    return served[0]
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +108,22 @@ def page(browser, base_url):
     assert errors == []
 
 
-def test_the_head_file_lists_complete_chunks_and_holds_the_rest(site):
+def test_the_head_file_locates_its_complete_chunks_in_packs_and_holds_the_rest(site):
     head_link = trend_path(site, BERT).replace("bench/", "json/series/").replace(".html", ".json")
     head = json.loads((site / head_link).read_text(encoding="utf-8"))
     assert len(head["chunks"]) == RUNS // CHUNK
     assert len(head["points"]["median"]) == RUNS % CHUNK
+    runs = []
     for chunk in head["chunks"]:
-        part = json.loads((site / "bench" / chunk["file"]).resolve().read_text(encoding="utf-8"))
-        assert len(part["points"]["median"]) == chunk["count"] == CHUNK
+        packed = (site / "bench" / chunk["file"]).resolve().read_bytes()
+        segment = packs.decode_segment(packed[chunk["offset"]:chunk["offset"] + chunk["length"]])
+        assert len(segment["median"]) == chunk["count"] == CHUNK
+        runs += segment["run"].tolist()
+    shas = []
+    for table in head["run_tables"]:
+        shas += json.loads((site / "bench" / table).resolve().read_text("utf-8"))["sha"]
+    assert len(head["run_tables"]) == 3
+    assert [shas[i] for i in runs + head["points"]["run"]] == [sha_of(i) for i in range(RUNS)]
 
 
 def whole_history(page):
@@ -102,7 +145,7 @@ def test_the_page_joins_every_chunk_into_one_history(page, base_url, site):
 
 
 def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page, base_url,
-                                                                           site):
+                                                                           site, served):
     visit(page, base_url, trend_path(site, BERT))
     whole_history(page)
     medians = page.evaluate("() => JSON.parse(document.getElementById('chart-points')"
@@ -114,3 +157,24 @@ def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page
         page.click("#download-csv")
     rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
     assert [row["sha"] for row in rows] == [sha_of(i) for i in range(RUNS)]
+    # packed float32 values come back as the six significant digits the JSON files carry
+    assert [float(row["median"]) for row in rows[-len(medians):]] == medians
+    assert all(len(row["median"].replace(".", "").lstrip("0")) <= 6 for row in rows)
+    handler = served[1]
+    if handler is not QuietHandler:  # the packs were read in parts, never whole
+        assert any(path.endswith(".bin") for path in handler.parts)
+        assert not any(path.endswith(".bin") for path in handler.wholes)
+
+
+def test_the_compare_page_reads_a_run_of_an_older_table(page, base_url, served):
+    visit(page, base_url, "compare.html")
+    page.wait_for_selector("#compare-form[data-ready='1']")
+    page.select_option("#run-a", index=RUNS - 1)  # the oldest run: the first run table
+    page.wait_for_selector("#compare-table[data-rendered='1']")
+    assert page.inner_text("#run-a-commit") == sha_of(0)[:8]
+    bert = page.locator("#compare-table tbody tr", has_text=BERT)
+    assert "worse" in bert.locator("td").last.get_attribute("class")
+    handler = served[1]
+    if handler is not QuietHandler:
+        assert any(path.endswith(".jsonl") for path in handler.parts)
+        assert not any(path.endswith(".jsonl") for path in handler.wholes)

@@ -63,7 +63,11 @@ def file_ids(root: Path) -> dict[str, tuple[int, int]]:
             for p in root.rglob("*") if p.is_file()}
 
 
-def test_a_one_run_update_leaves_the_files_of_untouched_benchmarks_untouched(tmp_path):
+def test_a_one_run_update_leaves_the_files_of_untouched_benchmarks_untouched(tmp_path,
+                                                                            monkeypatch):
+    from torch_bench.render import data
+
+    monkeypatch.setattr(data, "RUN_CHUNK", 20)
     runs = [run(i) for i in range(60)]
     newest = lstm_only_run(60)
     site = build_site(History(tuple(runs)), tmp_path / "site")
@@ -75,8 +79,9 @@ def test_a_one_run_update_leaves_the_files_of_untouched_benchmarks_untouched(tmp
     assert len(gru) == 3 and len(lstm) == 3  # page, history file, trend file
     assert all(after[p] == before[p] for p in gru)  # same inode, same mtime: not written
     assert all(after[p][0] != before[p][0] for p in lstm)  # the measured one was rewritten
-    old_run = paths.run_data(runs[0].run_id)
-    assert after[old_run] == before[old_run]
+    for old in (paths.run_table(0), paths.run_values_pack(0), paths.run_table(2)):
+        assert after[old] == before[old]  # complete run tables are kept as they are
+    assert after[paths.run_table(3)] != before.get(paths.run_table(3))  # the new run's
     assert after[paths.PLOTLY_FILE] == before[paths.PLOTLY_FILE]
     fresh = build_site(History((*runs, newest)), tmp_path / "fresh")
     assert tree(site) == tree(fresh)
@@ -107,8 +112,8 @@ def test_a_new_run_rewrites_only_the_head_of_a_long_history(tmp_path, monkeypatc
     monkeypatch.setattr(data, "CHUNK_POINTS", 10)
     runs = [run(i) for i in range(36)]
     site = build_site(History(tuple(runs[:35])), tmp_path / "site")
-    chunks = sorted((site / "json" / "series").glob("*/*.json"))
-    assert len(chunks) == 2 * 3  # two benchmarks, three complete chunks each
+    chunks = sorted((site / "json" / "packs").glob("*/*.bin"))
+    assert len(chunks) == 2 * 3  # two benchmarks (in two buckets), three complete chunks each
     inodes = {p: p.stat().st_ino for p in chunks}
     heads = {p: p.stat().st_ino for p in (site / "json" / "series").glob("*.json")}
     build_site(History(tuple(runs)), site)

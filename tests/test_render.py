@@ -12,7 +12,12 @@ from site_history import MAIN_RUNS, RUNS, XSS_MESSAGE, XSS_NAME, make_run, write
 from torch_bench.errors import UserError
 from torch_bench.render import paths
 from torch_bench.render.build import build_site, default_change_point_finder
-from torch_bench.render.data import overlay_siblings, series_payload, training_payload
+from torch_bench.render.data import (
+    overlay_siblings,
+    run_table_payload,
+    series_payload,
+    training_payload,
+)
 from torch_bench.render.escape import json_for_html
 from torch_bench.render.formatting import change_class, format_change, format_value
 from torch_bench.render.markers import change_marks, env_changes
@@ -155,9 +160,11 @@ def test_series_payload_has_one_entry_per_point(model):
     assert all(len(column) == RUNS for column in payload["points"].values())
     assert payload["env_changes"] == [{"index": 5, "label": "torch 2.5.0 → 2.6.0"}]
     assert [e["torch"] for e in payload["environments"]] == ["2.5.0", "2.6.0"]
-    assert payload["commit_url_prefix"] == "https://github.com/octo/net/commit/"
-    assert "url" not in payload["points"]  # every URL is prefix + sha
+    assert payload["points"]["run"] == [p.run.index for p in bert.points]  # run table rows
     json.dumps(payload, allow_nan=False)
+    table = run_table_payload(model.runs, 0, "values.jsonl", range(RUNS + 1))
+    assert table["commit_url_prefix"] == "https://github.com/octo/net/commit/"
+    assert "url" not in table  # every URL is prefix + sha
 
 
 def test_compare_defaults_to_the_newest_run_against_the_baseline(model):
@@ -215,7 +222,7 @@ def test_built_site_escapes_text_and_ships_plotly(tmp_path):
     assert len(pages) == len(list((site / "json" / "series").glob("*.json")))
     assert "json/series/" not in (site / "index.html").read_text(encoding="utf-8")
     runs = json.loads((site / paths.RUNS_INDEX).read_text(encoding="utf-8"))
-    assert len(runs) == RUNS and all((site / r["file"]).is_file() for r in runs)
+    assert len(runs) == RUNS and all((site / r["table"]).is_file() for r in runs)
 
 
 def test_rebuild_replaces_the_site_but_never_a_foreign_folder(tmp_path):

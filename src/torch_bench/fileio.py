@@ -144,11 +144,14 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return write_bytes_atomic(path, scrub(text).encode("utf-8"))
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, sync: bool = True) -> Path:
     """The one safe writer of outputs: `data` goes to a temporary file beside `path`, which is
     then renamed into place, so a reader sees the old file or the new one, never half of one.
     Missing parent folders are created. Every failure (a folder where the file should be, a
-    name too long, a full or read-only disk) is an OutputError: one line naming the path."""
+    name too long, a full or read-only disk) is an OutputError: one line naming the path.
+    `sync=False` skips flushing the file to disk before the rename, for files written into a
+    staging folder that is itself moved into place afterwards (thousands of flushes there
+    cost minutes on a busy disk)."""
     target = Path(path)
     problem = output_path_problem(target)
     if problem:
@@ -164,7 +167,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         _remove(tmp)

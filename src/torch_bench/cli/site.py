@@ -13,6 +13,7 @@ from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.render.paths import RUNS_INDEX
+from torch_bench.render.size_guard import PAGES_LIMIT, WARN_SHARE, SizeLimit
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.store.publish import publish_site
@@ -67,6 +68,11 @@ def register(subparsers) -> None:
                              "change points found) in FOLDER instead of inside --out, so a "
                              "build into a fresh --out (a CI job) still reads only new data "
                              "files; created when missing")
+    parser.add_argument("--size-limit", type=number(0.001, 1_000_000),
+                        default=PAGES_LIMIT // 1_000_000, metavar="MB",
+                        help=f"refuse to write (or publish) a site larger than this (default "
+                             f"{PAGES_LIMIT // 1_000_000}: GitHub Pages' limit); warns from "
+                             f"{WARN_SHARE * 100:.0f}%% of it")
     parser.set_defaults(handler=handle)
 
 
@@ -100,6 +106,10 @@ def handle(args: argparse.Namespace) -> int:
             baseline_branch=args.baseline_branch,
             change_point_window=args.change_point_window or None, keep=keep,
             cache_dir=Path(args.cache) if getattr(args, "cache", None) else None,
+            size_limit=SizeLimit(
+                int(getattr(args, "size_limit", PAGES_LIMIT // 1_000_000) * 1_000_000),
+                warn=lambda message: print(f"torch-bench: warning: {message}",
+                                           file=sys.stderr)),
             problem=lambda problem: print(f"torch-bench: warning: skipped {problem}",
                                           file=sys.stderr),
             progress=lambda message: print(f"site: {message}", file=sys.stderr))

@@ -16,11 +16,14 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render import paths
 from torch_bench.render.columns import Columns
 from torch_bench.render.history_cache import INDEX_NAME, ROWS_NAME, load_columns
 from torch_bench.render.model import ChangePointFinder, build_model, no_change_points
+from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import plan_site
+from torch_bench.render.size_guard import SizeLimit
 from torch_bench.render.writer import SITE_MARKER, write_site
 from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
@@ -76,10 +79,10 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
                keep: tuple[str, ...] = (),
                progress: Callable[[str], None] = lambda message: None,
                moved: Mapping[str, Path] | None = None, carried: Iterable[str] = (),
-               cache_dir: Path | None = None) -> Path:
+               cache_dir: Path | None = None, size_limit: SizeLimit | None = None) -> Path:
     """Build the site into `out`. The build cache (change-point memo) is kept in the site,
     or in `cache_dir` when given (then `moved` files go there too, after the site is
-    written)."""
+    written). A site over `size_limit` (default: GitHub Pages') is refused."""
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     remembered = None
@@ -92,13 +95,11 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
     memo = remembered[1]() if remembered is not None else None
     if cache_dir is None:
         extra = [(paths.CHANGE_POINT_MEMO, memo)] if memo is not None else []
-        return write_site(plan, extra, out, progress, keep, moved, carried)
-    site = write_site(plan, [], out, progress, keep)
+        return write_site(plan, extra, out, progress, keep, moved, carried, size_limit)
+    site = write_site(plan, [], out, progress, keep, size_limit=size_limit)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if memo is not None:
-        scratch = cache_dir / f".{MEMO_NAME}.new"
-        scratch.write_text(json.dumps(memo, separators=(",", ":")), encoding="utf-8")
-        os.replace(scratch, cache_dir / MEMO_NAME)
+        write_bytes_atomic(cache_dir / MEMO_NAME, json_bytes(memo))
     for name, file in (moved or {}).items():
         os.replace(file, cache_dir / name)
     return site

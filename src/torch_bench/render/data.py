@@ -1,19 +1,25 @@
-"""The site's JSON data files, fetched by the pages on demand. Each payload is a plain dict
+"""The site's data files, fetched by the pages on demand. Each payload is a plain dict
 (column arrays where there is one entry per point, to keep files small).
 
 Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
-     "chunks": [{"file", "count"}],                    # the older points, oldest first
-     "commit_url_prefix": prefix or null,              # commit URL = prefix + sha ...
-     "points": {"run", "date", "sha", "branch", "message", "url" (... else this list),
-                "env", "median", "q1", "q3", "n"},    # one array entry per point, oldest first
+     "chunks": [{"file", "offset", "length", "count"}],  # the older points, oldest first:
+                                                       # segments of packed files (packs.py)
+     "run_tables": [file],                             # the run tables its points refer to
+     "points": {"run", "env", "median", "q1", "q3", "n"},  # one entry per point, oldest first
      "env_changes": [{"index", "label"}], "change_points": [{"index", "ratio", "regression"}],
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
-and each chunk file: {"commit_url_prefix", "points"} as above, CHUNK_POINTS points. The whole
-history is the chunks' points followed by the head's; indexes (env_changes, change_points)
-count in it. A new run rewrites only the head: a history of any length costs an update the
-same, and complete chunks keep their bytes (and their cache entries in browsers).
+A point's "run" is the run's position in the history; run table k (paths.run_table) holds
+what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
+    {"first", "commit_url_prefix", "run", "date", "sha", "branch", "message", "url" (only
+     when the commit URLs are not prefix + sha), "values": {"file", "offsets"}}
+where "values" locates each run's values in the runs' values pack: one JSON line per run,
+{"run", "statuses", "series", "median", "status"} (run_values_payload). The whole history
+of a series is its chunks' points followed by the head's; indexes (env_changes,
+change_points) count in it. A new run rewrites only the heads, the newest run table and
+values pack: complete chunks and tables keep their bytes (and their cache entries in
+browsers).
 """
 
 from __future__ import annotations
@@ -23,25 +29,27 @@ from typing import Any
 
 import numpy as np
 
-from torch_bench.render import paths
+from torch_bench.render import packs, paths
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, EnvChange
 from torch_bench.render.model import Points, RunInfo, Series, SiteModel
 from torch_bench.render.noise_band import NoiseBand
 
 TRAINING_RUNS = 10  # the training page offers this many recent runs
-CHUNK_POINTS = 500  # points per history chunk file of a series
+CHUNK_POINTS = 500  # points per history chunk of a series
+RUN_CHUNK = 500  # runs per run table and values pack
 
 
 def series_payload(series: Series, env_marks: Sequence[EnvChange],
                    change_marks: Sequence[ChangeMark],
                    overlays: Mapping[str, list[dict[str, str]]],
-                   chunk_files: Sequence[str] = ()) -> dict[str, Any]:
-    """The head file of a series: what describes it, and its points after the complete
-    chunks (`chunk_files`, one file per CHUNK_POINTS points, oldest first)."""
+                   chunks: Sequence[Mapping[str, Any]] = (),
+                   run_tables: Sequence[str] = ()) -> dict[str, Any]:
+    """The head file of a series: what describes it, where its complete chunks are
+    (`chunks`, CHUNK_POINTS points each, oldest first) and its points after them."""
     pts = series.points
     codes, labels = environment_index(pts)
-    first = len(chunk_files) * CHUNK_POINTS
+    first = len(chunks) * CHUNK_POINTS
     return {
         "id": series.benchmark_id,
         "suite": series.suite,
@@ -52,8 +60,9 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "params": dict(series.params),
         "environments": [{"label": label, "gpu": gpu, "torch": torch}
                          for label, gpu, torch in labels],
-        "chunks": [{"file": file, "count": CHUNK_POINTS} for file in chunk_files],
-        **points_payload(pts[first:], codes[first:]),
+        "chunks": [dict(chunk) for chunk in chunks],
+        "run_tables": list(run_tables),
+        "points": head_points(pts[first:], codes[first:]),
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
         "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
                            "regression": m.regression} for m in change_marks],
@@ -66,12 +75,18 @@ def complete_chunks(series: Series) -> int:
     return len(series.points) // CHUNK_POINTS
 
 
-def chunk_payload(series: Series, chunk: int) -> dict[str, Any]:
-    """Points [chunk x CHUNK_POINTS, (chunk + 1) x CHUNK_POINTS) of a series; the file never
-    changes once complete unless an older run is added or removed."""
-    codes, _ = environment_index(series.points)
+def run_chunks_of(series: Series) -> list[int]:
+    """The run tables (by number) that the series' points refer to."""
+    return np.unique(series.points.run // RUN_CHUNK).tolist()
+
+
+def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
+    """Points [chunk x CHUNK_POINTS, (chunk + 1) x CHUNK_POINTS) of a series as a packed
+    segment (packs.py); `env`: environment_index of all its points."""
     span = slice(chunk * CHUNK_POINTS, (chunk + 1) * CHUNK_POINTS)
-    return points_payload(series.points[span], codes[span])
+    pts = series.points[span]
+    return packs.encode_segment({"run": pts.run, "n": pts.n, "median": pts.median,
+                                 "q1": pts.q1, "q3": pts.q3, "env": env[span]})
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
@@ -86,30 +101,50 @@ def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, 
     return renumber[codes], [environments[c] for c in ordered.tolist()]
 
 
-def points_payload(pts: Points, env: np.ndarray) -> dict[str, Any]:
-    runs = [pts.table.infos[i] for i in pts.run.tolist()]
+def head_points(pts: Points, env: np.ndarray) -> dict[str, Any]:
+    return {"run": pts.run.tolist(), "env": env.tolist(), "median": rounded_list(pts.median),
+            "q1": rounded_list(pts.q1), "q3": rounded_list(pts.q3), "n": pts.n.tolist()}
+
+
+def run_table_payload(runs: Sequence[RunInfo], first: int, values_file: str,
+                      offsets: Sequence[int]) -> dict[str, Any]:
+    """Run table of `runs` (positions first, first + 1, ...); `offsets`: where each run's
+    line starts in `values_file`, then where the last ends."""
     prefix, urls = commit_urls(runs)
     return {
+        "first": first,
         "commit_url_prefix": prefix,
-        "points": {
-            "run": [r.run_id for r in runs],
-            "date": [r.created_at for r in runs],
-            "sha": [r.sha for r in runs],
-            "branch": [r.branch for r in runs],
-            "message": [r.message for r in runs],
-            **({"url": urls} if urls is not None else {}),
-            "env": env.tolist(),
-            "median": rounded_list(pts.median),
-            "q1": rounded_list(pts.q1),
-            "q3": rounded_list(pts.q3),
-            "n": pts.n.tolist(),
-        },
+        "run": [r.run_id for r in runs],
+        "date": [r.created_at for r in runs],
+        "sha": [r.sha for r in runs],
+        "branch": [r.branch for r in runs],
+        "message": [r.message for r in runs],
+        **({"url": urls} if urls is not None else {}),
+        "values": {"file": values_file, "offsets": list(offsets)},
     }
 
 
 def rounded(value: float) -> float:
     """Six significant digits: more than any timer here resolves, and half the bytes."""
     return float(f"{value:.6g}")
+
+
+def six_digits(values: np.ndarray) -> np.ndarray:
+    """`values` rounded to six significant digits, for many at once (as `rounded`, but for a
+    value exactly half-way between two six-digit decimals, which may go either way): a
+    whole number divided or multiplied by an exact power of ten is the double nearest the
+    decimal, so it prints as the six digits. Zero, infinities and NaN stay as they are."""
+    values = np.asarray(values, np.float64)
+    finite = np.isfinite(values) & (values != 0)
+    exponent = np.zeros(len(values), np.int64)
+    exponent[finite] = 5 - np.floor(np.log10(np.abs(values[finite]))).astype(np.int64)
+    out = values.copy()
+    up = finite & (exponent >= 0) & (exponent <= 22)
+    down = finite & (exponent < 0) & (exponent >= -22)
+    scale = 10.0 ** np.abs(exponent)
+    out[up] = np.round(values[up] * scale[up]) / scale[up]
+    out[down] = np.round(values[down] / scale[down]) * scale[down]
+    return out
 
 
 def rounded_list(values: np.ndarray) -> list[float]:
@@ -160,10 +195,12 @@ def overlay_entries(siblings: Mapping[str, list[Series]], facet_param: Mapping[s
 
 
 def runs_payload(model: SiteModel) -> list[dict[str, Any]]:
-    """The runs the Compare page offers, newest first."""
+    """The runs the Compare page offers, newest first; each names the run table that
+    locates its values."""
     return [
         {"run": r.run_id, "date": r.date, "sha": r.short_sha, "branch": r.branch,
-         "message": r.message, "env": r.environment, "file": paths.run_data(r.run_id)}
+         "message": r.message, "env": r.environment,
+         "table": paths.run_table(r.index // RUN_CHUNK), "line": r.index % RUN_CHUNK}
         for r in reversed(model.runs)
     ]
 
@@ -186,15 +223,35 @@ def benchmarks_payload(model: SiteModel,
     return out
 
 
-def run_values_payload(model: SiteModel, run: RunInfo,
-                       positions: Mapping[str, int]) -> dict[str, Any]:
-    """One run's values: [series position, median or null, status] per result."""
-    values = []
-    for value in model.run_values(run):
-        position = positions.get(value.series.benchmark_id)
-        if position is not None:
-            values.append([position, value.median, value.status])
-    return {"run": run.run_id, "values": values}
+def run_values_payload(model: SiteModel, run: RunInfo) -> dict[str, Any]:
+    """One run's values as columns, one entry per result in the order of benchmarks.json:
+    its series' position there (as spans [first, count] of consecutive positions), its
+    median at six significant digits (null when it has none) and its status (a position in
+    "statuses"; "status" is left out when every result has the first). Made from the model's
+    arrays: ten million results cost seconds."""
+    rows = model.run_rows(run)
+    columns, row_series = model.columns, model.row_series
+    if columns is None or row_series is None or rows.stop <= rows.start:
+        return {"run": run.run_id, "statuses": [], "series": [], "median": []}
+    order = np.arange(rows.start, rows.stop)[np.argsort(row_series[rows], kind="stable")]
+    medians = columns.rows["median"][order]
+    median: list[float | None] = six_digits(medians).tolist()
+    for i in np.flatnonzero(~(columns.ok[order] & np.isfinite(medians))).tolist():
+        median[i] = None
+    used, status = np.unique(columns.rows["status"][order], return_inverse=True)
+    return {"run": run.run_id, "statuses": [columns.statuses[c] for c in used.tolist()],
+            "series": spans(row_series[order]), "median": median,
+            **({"status": status.tolist()} if len(used) > 1 else {})}
+
+
+def spans(positions: np.ndarray) -> list[list[int]]:
+    """[first, count] of each run of consecutive positions (0 1 2 5 6 -> [0, 3], [5, 2])."""
+    if not len(positions):
+        return []
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    counts = np.diff(np.concatenate([starts, [len(positions)]]))
+    return [[int(positions[s]), int(c)] for s, c in zip(starts, counts, strict=True)]
 
 
 # Params that tell the native run from the compiled one: the curves differing only in these

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -35,6 +36,7 @@ import numpy as np
 
 import torch_bench
 from torch_bench.errors import UserError
+from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.columns import (
     ROW_FIELDS,
     Columns,
@@ -43,6 +45,7 @@ from torch_bench.render.columns import (
     block_of_runs,
     join_blocks,
 )
+from torch_bench.render.packs import json_bytes
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.layout import archive_files, is_archive_name, run_files
@@ -225,12 +228,12 @@ def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
                       "rows": entry.block.size})
     index = {"format": CACHE_FORMAT, "reader": reader_fingerprint(), "tables": tables,
              "files": files}
-    (folder / INDEX_NAME).write_text(json.dumps(index, separators=(",", ":")),
-                                     encoding="utf-8")
-    with (folder / ROWS_NAME).open("wb") as out:
-        np.savez(out, **{name: np.concatenate([e.block.rows[name] for e in entries] or
-                                              [np.zeros(0, dtype)]).astype(dtype)
-                         for name, dtype in ROW_FIELDS})
+    write_bytes_atomic(folder / INDEX_NAME, json_bytes(index))
+    rows = io.BytesIO()
+    np.savez_compressed(rows, **{name: np.concatenate([e.block.rows[name] for e in entries] or
+                                                      [np.zeros(0, dtype)]).astype(dtype)
+                                 for name, dtype in ROW_FIELDS})
+    write_bytes_atomic(folder / ROWS_NAME, rows.getvalue())
     return {INDEX_NAME: folder / INDEX_NAME, ROWS_NAME: folder / ROWS_NAME}
 
 

@@ -4,7 +4,7 @@ static/dashboard.js reads only the paths these functions write into the pages an
 
 from __future__ import annotations
 
-from torch_bench.render.model import Series, run_file_key, safe_key
+from torch_bench.render.model import Series, safe_key
 
 # The site's own data files live under "json/", not "data/": on the data branch the run
 # documents sit in a "data" folder beside the site (store/publish.py).
@@ -37,16 +37,24 @@ def series_data(series: Series) -> str:
     return f"{JSON_DIR}/series/{series.key}.json"
 
 
-def series_chunk(series: Series, chunk: int) -> str:
-    return f"{JSON_DIR}/series/{series.key}/{chunk}.json"
+def series_pack(bucket: int, chunk: int) -> str:
+    """The packed file holding history chunk `chunk` of every series in pack bucket `bucket`
+    (data.py: binary columns, one segment per series, read by byte range)."""
+    return f"{JSON_DIR}/packs/{bucket}/{chunk}.bin"
+
+
+def run_table(chunk: int) -> str:
+    """What the pages show of runs [chunk x RUN_CHUNK, (chunk + 1) x RUN_CHUNK)."""
+    return f"{JSON_DIR}/runs/table-{chunk}.json"
+
+
+def run_values_pack(chunk: int) -> str:
+    """The values of the same runs, one JSON line each, read by byte range."""
+    return f"{JSON_DIR}/runs/values-{chunk}.jsonl"
 
 
 def trend_data(series: Series) -> str:
     return f"{JSON_DIR}/trend/{series.key}.json"
-
-
-def run_data(run_id: str) -> str:
-    return f"{JSON_DIR}/runs/{run_file_key(run_id)}.json"
 
 
 # Top-level names a build writes; anything else found in the output folder is not the site's.

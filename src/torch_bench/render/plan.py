@@ -9,17 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from torch_bench.render import data, pages, paths, trends
-from torch_bench.render.content_key import (
-    hash_arrays,
-    points_key,
-    run_digests,
-    series_key,
-    text_digests,
-)
+from torch_bench.render import data, packs, pages, paths, trends
+from torch_bench.render.content_key import hash_arrays, run_digests, series_key, text_digests
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, all_change_marks, env_changes
-from torch_bench.render.model import ChangePointFinder, Series, SiteModel, no_change_points
+from torch_bench.render.model import (
+    ChangePointFinder,
+    RunInfo,
+    Series,
+    SiteModel,
+    no_change_points,
+)
 from torch_bench.render.noise_band import NoiseBand, noise_band
 
 # Overlays that split one series' own points by an environment field.
@@ -36,7 +36,7 @@ class Page:
 @dataclass(frozen=True)
 class Outputs:
     pages: tuple[Page, ...]
-    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
+    data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload, or the file's bytes)
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ class KeyedGroup:
 class SitePlan:
     pages: tuple[Page, ...]
     data_files: tuple[tuple[str, Any], ...]  # (path, JSON payload)
-    # one per benchmark (its page, head and trend files), per complete history chunk of a
-    # benchmark and per run (its values file)
+    # one per benchmark (its page, head and trend files), per packed chunk file and per
+    # RUN_CHUNK runs (their run table and values pack)
     groups: tuple[KeyedGroup, ...] = ()
 
 
@@ -79,20 +79,24 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
             **pages.suite_context(model, suite, bands),
             "trends": [c for c in cards if c.series.suite == suite]})
     digests = run_digests(model.runs)
+    pack_members, chunk_entries = pack_layout(model.series)
     groups = []
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
-        chunks = [paths.series_chunk(series, k) for k in range(data.complete_chunks(series))]
+        chunks = chunk_entries.get(series.key, [])
+        run_tables = [paths.run_table(k) for k in data.run_chunks_of(series)]
         key = series_key(series, digests, marks[series.key], bands[series.key], nav,
                          model.baseline_branch,
                          {f: [s.key for s in members] for f, members in siblings_of.items()},
-                         chunks)
+                         chunks, run_tables)
         groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
                                        paths.trend_data(series)),
-                                 lambda series=series, chunks=chunks: benchmark_outputs(
-                                     model, series, marks[series.key], bands[series.key],
-                                     siblings.get(series.key, {}), nav, chunks)))
-        groups.extend(chunk_groups(series, digests))
+                                 lambda series=series, chunks=chunks, run_tables=run_tables:
+                                 benchmark_outputs(model, series, marks[series.key],
+                                                   bands[series.key],
+                                                   siblings.get(series.key, {}), nav, chunks,
+                                                   run_tables)))
+    groups.extend(pack_groups(pack_members))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
@@ -110,9 +114,11 @@ def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, An
 
 def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
                       band: NoiseBand, siblings: Mapping[str, list[Series]],
-                      nav: dict[str, Any], chunks: Sequence[str] = ()) -> Outputs:
+                      nav: dict[str, Any], chunks: Sequence[Mapping[str, Any]] = (),
+                      run_tables: Sequence[str] = ()) -> Outputs:
     """One benchmark's page, history head file and trend-card file."""
     path = paths.benchmark_page(series)
+    root = paths.root_of(path)
     facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
     overlays = data.overlay_entries(siblings, facet_param, path)
     page = page_of(path, "benchmark.html", pages.benchmark_context(
@@ -120,43 +126,86 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     return Outputs((page,), (
         (paths.series_data(series),
          data.series_payload(series, env_changes(series.points), marks, overlays,
-                             [paths.root_of(path) + chunk for chunk in chunks])),
+                             [{**chunk, "file": root + chunk["file"]} for chunk in chunks],
+                             [root + table for table in run_tables])),
         (paths.trend_data(series),
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
-def chunk_groups(series: Series, digests: np.ndarray) -> list[KeyedGroup]:
-    """One group per complete history chunk of a series: kept as it is while its points,
-    their runs and their environments' numbering stay the same."""
-    if not data.complete_chunks(series):
-        return []
-    env, _ = data.environment_index(series.points)
+PackMembers = dict[tuple[int, int], list[Series]]  # (bucket, chunk) -> series, in pack order
+
+
+def pack_layout(series_list: Sequence[Series]) -> tuple[PackMembers, dict[str, list[dict]]]:
+    """Which series each packed chunk file holds (packs.py), and per series key where its
+    complete chunks lie: [{"file", "offset", "length", "count"}], oldest first."""
+    members: PackMembers = {}
+    for series in sorted(series_list, key=lambda s: s.key):
+        bucket = packs.bucket_of(series.key)
+        for k in range(data.complete_chunks(series)):
+            members.setdefault((bucket, k), []).append(series)
+    length = data.CHUNK_POINTS * packs.POINT_BYTES
+    entries: dict[str, list[dict]] = {}
+    for (bucket, k), in_pack in sorted(members.items()):
+        for position, series in enumerate(in_pack):
+            entries.setdefault(series.key, []).append(
+                {"file": paths.series_pack(bucket, k), "offset": position * length,
+                 "length": length, "count": data.CHUNK_POINTS})
+    return members, entries
+
+
+def pack_groups(members: PackMembers) -> list[KeyedGroup]:
+    """One group per packed chunk file: kept as it is while the points of its segments (and
+    their environments' numbering) stay the same."""
+    environments: dict[str, np.ndarray] = {}
+
+    def env_of(series: Series) -> np.ndarray:
+        if series.key not in environments:
+            environments[series.key] = data.environment_index(series.points)[0]
+        return environments[series.key]
+
     groups = []
-    for k in range(data.complete_chunks(series)):
+    for (bucket, k), in_pack in sorted(members.items()):
+        path = paths.series_pack(bucket, k)
         span = slice(k * data.CHUNK_POINTS, (k + 1) * data.CHUNK_POINTS)
-        path = paths.series_chunk(series, k)
-        key = points_key(series.points[span], digests, path, env[span].tobytes())
-        groups.append(KeyedGroup(key, (path,), lambda series=series, k=k, path=path: Outputs(
-            (), ((path, data.chunk_payload(series, k)),))))
+        parts: list[Any] = [path]
+        for series in in_pack:
+            pts = series.points
+            parts += [series.key, pts.run[span], pts.n[span], pts.median[span], pts.q1[span],
+                      pts.q3[span], env_of(series)[span]]
+        groups.append(KeyedGroup(hash_arrays(*parts), (path,),
+                                 lambda in_pack=in_pack, k=k, path=path: Outputs((), (
+                                     (path, b"".join(data.chunk_segment(s, k, env_of(s))
+                                                     for s in in_pack)),))))
     return groups
 
 
 def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
-    """One group per run: its values file, kept while the run's results and the index of
-    series they point into (benchmarks.json) stay the same."""
-    positions = {s.benchmark_id: i for i, s in enumerate(model.series)}
+    """One group per RUN_CHUNK runs: their run table and values pack, kept while the runs'
+    display facts, their results and the index of series they point into (benchmarks.json)
+    stay the same."""
     index_key = hash_arrays([s.benchmark_id for s in model.series])
-    groups = []
     columns, row_series = model.columns, model.row_series
-    if columns is None or row_series is None:
-        return groups
-    statuses = text_digests(columns.statuses)
-    for run in model.runs:
-        rows = model.run_rows(run)
-        path = paths.run_data(run.run_id)
-        key = hash_arrays(index_key, path, digests[run.index], row_series[rows],
-                          columns.rows["median"][rows], columns.ok[rows],
-                          statuses[columns.rows["status"][rows]])
-        groups.append(KeyedGroup(key, (path,), lambda run=run, path=path: Outputs(
-            (), ((path, data.run_values_payload(model, run, positions)),))))
+    statuses = text_digests(columns.statuses) if columns is not None else None
+    groups = []
+    for k in range(-(-len(model.runs) // data.RUN_CHUNK)):
+        runs = model.runs[k * data.RUN_CHUNK:(k + 1) * data.RUN_CHUNK]
+        table, values = paths.run_table(k), paths.run_values_pack(k)
+        parts: list[Any] = [index_key, table, values, digests[runs[0].index:runs[-1].index + 1]]
+        if columns is not None and row_series is not None and statuses is not None:
+            rows = slice(model.run_rows(runs[0]).start, model.run_rows(runs[-1]).stop)
+            bounds = [model.run_rows(run).start for run in runs]
+            parts += [np.asarray(bounds), row_series[rows], columns.rows["median"][rows],
+                      columns.ok[rows], statuses[columns.rows["status"][rows]]]
+        groups.append(KeyedGroup(hash_arrays(*parts), (table, values),
+                                 lambda runs=runs, k=k: run_chunk_outputs(model, runs, k)))
     return groups
+
+
+def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
+    """A run table and the values pack its "values" entry locates."""
+    lines = [packs.json_bytes(data.run_values_payload(model, run)) + b"\n"
+             for run in runs]
+    table, values = paths.run_table(chunk), paths.run_values_pack(chunk)
+    return Outputs((), ((table, data.run_table_payload(runs, chunk * data.RUN_CHUNK, values,
+                                                       packs.offsets_of(lines))),
+                        (values, b"".join(lines))))

@@ -1,12 +1,16 @@
 """Writing a planned site to disk: templates rendered with Jinja2 (autoescaping on), data
-files as compact JSON, the static assets and the vendored partial Plotly bundle
-(static/vendor/README.md says which one). The site is built in a temporary folder beside
-the target and moved into place, so a failed build leaves the previous site untouched.
+files as compact JSON or packed bytes (packs.py), every text with the secrets the tool knows
+of masked and every file through the safe writer (fileio), the static assets and the
+vendored partial Plotly bundle (static/vendor/README.md says which one). The site is built
+in a temporary folder beside the target and moved into place, so a failed build leaves the
+previous site untouched.
 
 Rebuilding over an existing site never rewrites a file whose bytes did not change: the new
 folder gets a hard link to the old file instead (same inode, same mtime), and a benchmark
 whose content key (content_key.py) equals the previous build's is not even rendered. The
-keys are kept in the site's build cache (paths.RENDER_KEYS)."""
+keys are kept in the site's build cache (paths.RENDER_KEYS).
+
+A site over its size limit (size_guard.py) fails the build before it replaces anything."""
 
 from __future__ import annotations
 
@@ -23,9 +27,13 @@ import jinja2
 import markupsafe
 
 from torch_bench.errors import UserError
+from torch_bench.fileio import write_bytes_atomic
+from torch_bench.redact import scrub
 from torch_bench.render import paths
 from torch_bench.render.escape import json_for_html
+from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import KeyedGroup, SitePlan
+from torch_bench.render.size_guard import SizeLimit, check_size, folder_size
 
 STATIC_FILES = ("style.css", "dashboard.js")
 SITE_MARKER = ".torch-bench-site"  # only folders carrying it are replaced by a build
@@ -68,7 +76,7 @@ class SiteFiles:
         if self.previous is not None and _same_bytes(self.previous / relative, content) \
                 and self._link(relative):
             return
-        target.write_bytes(content)
+        write_bytes_atomic(target, content, sync=False)  # the staging folder moves as one
         self.written += 1
 
     def keep(self, relative: str) -> bool:
@@ -93,18 +101,20 @@ def _same_bytes(path: Path, content: bytes) -> bool:
         return False
 
 
-def _json(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("utf-8")
+def _encoded(payload: Any) -> bytes:
+    """A data file's bytes: packed files come as bytes, the others as JSON payloads."""
+    return payload if isinstance(payload, bytes) else json_bytes(payload)
 
 
 def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str | os.PathLike,
                progress: Callable[[str], None] = lambda message: None,
                keep: Iterable[str] = (), moved: Mapping[str, Path] | None = None,
-               carried: Iterable[str] = ()) -> Path:
+               carried: Iterable[str] = (), size_limit: SizeLimit | None = None) -> Path:
     """Write the site to `out`, replacing a site there. `keep`: top-level names inside `out`
     that are not the site's (say the data folder) and are carried over untouched. `moved`:
     files made elsewhere (site path -> file, moved in); `carried`: the previous site's files
-    that stay as they are (the build cache when it did not change)."""
+    that stay as they are (the build cache when it did not change). A site larger than
+    `size_limit` (default: GitHub Pages') is refused, the previous one left in place."""
     target = Path(out)
     keep = tuple(keep)
     clash = sorted(set(keep) & paths.SITE_NAMES)
@@ -127,6 +137,8 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
         if previous is not None:
             for relative in carried:
                 files.keep(relative)
+        size, count = folder_size(staging)
+        check_size(size, count, size_limit or SizeLimit(), str(target))
         _swap(staging, target, keep)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -139,14 +151,14 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
     env = template_environment()
 
     def page(path: str, template: str, context: dict[str, Any]) -> None:
-        files.put(path, env.get_template(template).render(**context).encode("utf-8"))
+        files.put(path, scrub(env.get_template(template).render(**context)).encode("utf-8"))
 
     for planned in plan.pages:
         page(planned.path, planned.template, planned.context)
     progress(f"{len(plan.pages)} pages")
     count = 0
     for relative, payload in [*plan.data_files, *extra_data]:
-        files.put(relative, _json(payload))
+        files.put(relative, _encoded(payload))
         count += 1
     progress(f"{count} data files")
     previous_keys = _read_keys(files.previous)
@@ -159,8 +171,8 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
         for planned in outputs.pages:
             page(planned.path, planned.template, planned.context)
         for relative, payload in outputs.data_files:
-            files.put(relative, _json(payload))
-    files.put(paths.RENDER_KEYS, _json({g.paths[0]: g.key for g in plan.groups}))
+            files.put(relative, _encoded(payload))
+    files.put(paths.RENDER_KEYS, json_bytes({g.paths[0]: g.key for g in plan.groups}))
     progress(f"{len(plan.groups)} file groups (benchmarks, history chunks, runs), {reused} "
              f"unchanged since the previous build")
     assets = resources.files("torch_bench.render") / "static"

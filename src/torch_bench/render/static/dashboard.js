@@ -456,22 +456,78 @@
     return indexes.map((i) => array[i]);
   }
 
+  // Bytes [offset, offset + length) of a packed file (render/packs.py), asked for with an HTTP
+  // range request. A server that ignores ranges (python -m http.server) answers with the whole
+  // file: it is kept, so the other parts of it cost no second download.
+  const wholeFiles = new Map();
+  async function fetchPart(url, offset, length) {
+    const end = offset + length;
+    if (!wholeFiles.has(url)) {
+      const range = "bytes=" + offset + "-" + (end - 1);
+      const response = await fetch(url, { headers: { Range: range } });
+      if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+      const body = await response.arrayBuffer();
+      if (response.status === 206) {
+        const sent = /^bytes (\d+)-/.exec(response.headers.get("Content-Range") || "");
+        if (sent && Number(sent[1]) === offset && body.byteLength === length) return body;
+        throw new Error(url + ": the server sent another range than asked for");
+      }
+      wholeFiles.set(url, body);
+    }
+    const whole = wholeFiles.get(url);
+    if (whole.byteLength < end) throw new Error(url + ": shorter than its index says");
+    return whole.slice(offset, end);
+  }
+
+  // A packed segment of `count` points: little-endian columns one after the other (the byte
+  // order of every platform browsers run on, which typed arrays use). Values were stored as
+  // float32: six significant digits give back what the JSON files carry.
+  const SEGMENT_COLUMNS = [["run", Int32Array], ["n", Int32Array], ["median", Float32Array],
+                           ["q1", Float32Array], ["q3", Float32Array], ["env", Uint16Array]];
+  function decodeSegment(buffer, count) {
+    const columns = {};
+    let start = 0;
+    SEGMENT_COLUMNS.forEach(([name, Type]) => {
+      const values = Array.from(new Type(buffer, start, count));
+      columns[name] = Type === Float32Array ? values.map((v) => Number(v.toPrecision(6))) : values;
+      start += count * Type.BYTES_PER_ELEMENT;
+    });
+    return columns;
+  }
+
+  const runTables = new Map();
+  function fetchRunTable(url) {
+    if (!runTables.has(url)) runTables.set(url, fetchJSON(url));
+    return runTables.get(url);
+  }
+
   // Joins a series' history (render/data.py): the head file's points follow those of its
-  // chunk files, fetched together; each part's commit URLs are expanded with its own prefix.
+  // chunks; each point's run (date, commit, message) is looked up in the run tables.
+  const POINT_VALUES = ["env", "median", "q1", "q3", "n"];
   async function fetchSeries(url) {
     const head = await fetchJSON(url);
-    const chunks = await Promise.all((head.chunks || []).map((c) => fetchJSON(c.file)));
-    const parts = chunks.concat([head]);
-    const points = {};
-    Object.keys(head.points).concat(["url"]).forEach((key) => { points[key] = []; });
-    parts.forEach((part) => {
-      const p = part.points;
-      const prefix = part.commit_url_prefix;
-      const urls = p.url || p.sha.map((sha) => (prefix && sha ? prefix + sha : null));
-      Object.keys(points).forEach((key) => {
-        const column = key === "url" ? urls : p[key];
-        for (let i = 0; i < column.length; i += 1) points[key].push(column[i]);
-      });
+    const [chunks, tables] = await Promise.all([
+      Promise.all((head.chunks || []).map((c) => fetchPart(c.file, c.offset, c.length)
+        .then((bytes) => decodeSegment(bytes, c.count)))),
+      Promise.all((head.run_tables || []).map(fetchRunTable)),
+    ]);
+    const runs = new Map();  // position in the history -> [run table, its row]
+    tables.forEach((t) => t.run.forEach((_, row) => runs.set(t.first + row, [t, row])));
+    const points = { run: [], date: [], sha: [], branch: [], message: [], url: [] };
+    POINT_VALUES.forEach((key) => { points[key] = []; });
+    chunks.concat([head.points]).forEach((part) => {
+      for (let i = 0; i < part.run.length; i += 1) {
+        const [t, row] = runs.get(part.run[i]);
+        const sha = t.sha[row];
+        points.run.push(t.run[row]);
+        points.date.push(t.date[row]);
+        points.sha.push(sha);
+        points.branch.push(t.branch[row]);
+        points.message.push(t.message[row]);
+        const prefix = t.commit_url_prefix;
+        points.url.push(t.url ? t.url[row] : (prefix && sha ? prefix + sha : null));
+        POINT_VALUES.forEach((key) => points[key].push(part[key][i]));
+      }
     });
     head.points = points;
     return decorate(head);
@@ -998,14 +1054,30 @@
       document.getElementById("run-" + letter + "-env").textContent = run.env;
     }
 
+    // A run's values: its line of the values pack its run table locates (render/data.py).
+    async function fetchRunValues(run) {
+      const table = await fetchRunTable(root + run.table);
+      const offsets = table.values.offsets;
+      const bytes = await fetchPart(root + table.values.file, offsets[run.line],
+                                    offsets[run.line + 1] - offsets[run.line]);
+      return JSON.parse(new TextDecoder().decode(bytes));
+    }
+
     async function render() {
       const chosen = selects.map((s) => runs.find((r) => r.run === s.value));
-      const [a, b] = await Promise.all(chosen.map((r) => fetchJSON(root + r.file)));
+      const [a, b] = await Promise.all(chosen.map(fetchRunValues));
       showRun("a", chosen[0]);
       showRun("b", chosen[1]);
       const values = [new Map(), new Map()];
-      [a, b].forEach((doc, k) => doc.values.forEach(([pos, median, status]) =>
-        values[k].set(pos, { median: median, status: status })));
+      [a, b].forEach((doc, k) => {
+        let i = 0;  // "series" is spans [first, count] of consecutive positions
+        doc.series.forEach(([first, count]) => {
+          for (let pos = first; pos < first + count; pos += 1, i += 1) {
+            const status = doc.statuses[doc.status ? doc.status[i] : 0];
+            values[k].set(pos, { median: doc.median[i], status: status });
+          }
+        });
+      });
       const positions = Array.from(new Set([...values[0].keys(), ...values[1].keys()]))
         .sort((x, y) => x - y);
       const params = positions.map((pos) => paramItems(benchmarks[pos].params));
