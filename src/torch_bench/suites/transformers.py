@@ -7,7 +7,9 @@ process, so the peak memory the worker records belongs to that case alone. Resul
 `latency` (ms per step), `throughput` (samples/s), `token_throughput` (tokens/s: batch size
 x sequence length of the encoder input per step), and the worker's `peak_rss`. With
 `trace_memory`, the latency result's `extra.memory_trace` holds the source lines that grew
-memory most during one step.
+memory most during one step. Hugging Face's switches: `no_speed` (no timing; the case
+records its memory itself, on the step already run), `no_memory` (no memory figures) and
+`no_multi_process` (the case runs in the calling process: see `measure.in_process`).
 """
 
 from __future__ import annotations
