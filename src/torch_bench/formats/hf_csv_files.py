@@ -6,6 +6,9 @@
     inference_memory.csv  model,batch_size,sequence_length,result   MB (peak of the case)
     train_memory.csv      model,batch_size,sequence_length,result   MB
     env.csv               one `name,value` row per environment field
+    memory_trace.txt      the line-by-line memory summaries (runs with --trace-memory), as
+                          Hugging Face prints them to its output and its log (`log_print`):
+                          it writes them to no CSV
 
 A time is the statistic the run was asked for (`--statistic`, recorded in the latency's
 `extra.statistic`; Hugging Face's is `min`, the fastest repeat), or the one given here. A case
@@ -72,4 +75,24 @@ def hf_csv_files(run: Run, statistic: str | None = None) -> dict[str, str]:
         if rows:
             files[name] = _table(rows)
     files["env.csv"] = _env_csv(run.env)
+    traces = memory_trace_text(run)
+    if traces:
+        files["memory_trace.txt"] = traces
     return files
+
+
+def memory_trace_text(run: Run) -> str:
+    """Each traced case's summary under a heading naming the mode and the case."""
+    from torch_bench.measure.memtrace import format_memory_trace
+
+    lines: list[str] = []
+    for r in run.results:
+        trace = r.extra.get("memory_trace") if r.suite == SUITE else None
+        if trace:
+            mode = str(r.params.get("mode", "")).upper()
+            title = (f"{r.name} (batch_size={r.params.get('batch_size')}, "
+                     f"sequence_length={r.params.get('sequence_length')}, "
+                     f"dtype={r.params.get('dtype')})")
+            lines += [f"==== {mode} - MEMORY - LINE BY LINE - SUMMARY ====",
+                      *format_memory_trace(trace, title), ""]
+    return "\n".join(lines)

@@ -13,6 +13,12 @@ resident and is reused for free, so a warmed-up step would show almost nothing. 
 the trace therefore gives malloc's free pages back to the system (`malloc_trim`) at every
 line event: whatever a line then touches shows as its increase, as on a first run. That
 costs time, which is why a trace runs after the timing, never during it.
+
+Besides the lines that grew memory most (`top`), the trace keeps the summary Hugging Face's
+benchmark prints (its `MemorySummary`): the sequential listing (every traced line event in
+order with the signed change it caused), the lines by their net change summed over all their
+executions (the highest first: `cumulative_top`, and the lowest, where memory was released:
+`cumulative_lowest`), and the total increase (the sum of the increases in the listing).
 """
 
 from __future__ import annotations
@@ -53,13 +59,25 @@ class MemoryTrace:
     cpu_peak_mb: float  # highest resident memory seen during the call, minus before
     lines_traced: int  # line events observed
     heap_trimmed: bool  # whether free heap pages were returned at every line
+    # Hugging Face's summary; LineMemory's figures here are net changes (negative: released)
+    sources: tuple[tuple[str, int, str], ...] = ()  # (file, line, source) of each listed line
+    sequential: tuple[tuple[int, float, float | None], ...] = ()  # (index in sources, MB, MB)
+    cumulative_top: tuple[LineMemory, ...] = ()  # highest net change first
+    cumulative_lowest: tuple[LineMemory, ...] = ()  # the lowest, the very lowest last
+    total_increase_mb: float = 0.0  # the increases of the sequential listing, summed
 
     def to_dict(self) -> dict[str, Any]:
         return {"top": [line.to_dict() for line in self.top],
                 "cpu_net_mb": round(self.cpu_net_mb, 3),
                 "cpu_peak_mb": round(self.cpu_peak_mb, 3),
                 "lines_traced": self.lines_traced,
-                "heap_trimmed": self.heap_trimmed}
+                "heap_trimmed": self.heap_trimmed,
+                "sources": [list(entry) for entry in self.sources],
+                "sequential": [[index, round(cpu, 3), None if gpu is None else round(gpu, 3)]
+                               for index, cpu, gpu in self.sequential],
+                "cumulative_top": [line.to_dict() for line in self.cumulative_top],
+                "cumulative_lowest": [line.to_dict() for line in self.cumulative_lowest],
+                "total_increase_mb": round(self.total_increase_mb, 3)}
 
 
 def heap_trimmer() -> Callable[[], Any] | None:
@@ -110,6 +128,8 @@ class _Recorder:
         self.cpu: dict[tuple[str, int], int] = {}
         self.gpu: dict[tuple[str, int], int] = {}
         self.hits: dict[tuple[str, int], int] = {}
+        # (line, signed CPU bytes, signed GPU bytes) per traced line event, in order
+        self.sequential: list[tuple[tuple[str, int], int, int]] = []
         self.current = UNTRACED
         self.start_cpu = self.last_cpu = self.peak_cpu = read_cpu()
         self.last_gpu = read_gpu() if read_gpu else 0
@@ -129,14 +149,17 @@ class _Recorder:
             self.trim()
         cpu = self.read_cpu()
         self.peak_cpu = max(self.peak_cpu, cpu)
-        if cpu > self.last_cpu:
-            self.cpu[self.current] = self.cpu.get(self.current, 0) + cpu - self.last_cpu
-        self.last_cpu = cpu
+        cpu_change, self.last_cpu = cpu - self.last_cpu, cpu
+        if cpu_change > 0:
+            self.cpu[self.current] = self.cpu.get(self.current, 0) + cpu_change
+        gpu_change = 0
         if self.read_gpu:
             gpu = self.read_gpu()
-            if gpu > self.last_gpu:
-                self.gpu[self.current] = self.gpu.get(self.current, 0) + gpu - self.last_gpu
-            self.last_gpu = gpu
+            gpu_change, self.last_gpu = gpu - self.last_gpu, gpu
+            if gpu_change > 0:
+                self.gpu[self.current] = self.gpu.get(self.current, 0) + gpu_change
+        if self.current != UNTRACED:
+            self.sequential.append((self.current, cpu_change, gpu_change))
         self.current = next_line
         self.hits[next_line] = self.hits.get(next_line, 0) + 1
         self.events += 1
@@ -170,13 +193,43 @@ def trace_memory(fn: Callable[[], Any], include: Sequence[str], top: int = 10,
     finally:
         sys.settrace(previous)
     recorder.charge(UNTRACED)
+    has_gpu = recorder.read_gpu is not None
+    cumulative = cumulative_lines(recorder.sequential, has_gpu)
+    sources = tuple(dict.fromkeys(key for key, _, _ in recorder.sequential))
+    index = {key: i for i, key in enumerate(sources)}
     return MemoryTrace(
         top=tuple(_top_lines(recorder, top)),
         cpu_net_mb=(recorder.last_cpu - recorder.start_cpu) / MB,
         cpu_peak_mb=(recorder.peak_cpu - recorder.start_cpu) / MB,
         lines_traced=recorder.events,
         heap_trimmed=recorder.trim is not None,
+        sources=tuple((f, n, linecache.getline(f, n).strip()) for f, n in sources),
+        sequential=tuple((index[key], cpu / MB, gpu / MB if has_gpu else None)
+                         for key, cpu, gpu in recorder.sequential),
+        cumulative_top=tuple(cumulative[:top]),
+        cumulative_lowest=tuple(cumulative[-top:]) if top else (),
+        total_increase_mb=total_increase(recorder.sequential) / MB,
     )
+
+
+def total_increase(sequential) -> int:
+    """Hugging Face's "Total memory increase": the increases (CPU + GPU) of the sequential
+    listing summed, releases ignored."""
+    return sum(max(0, cpu + gpu) for _, cpu, gpu in sequential)
+
+
+def cumulative_lines(sequential, has_gpu: bool) -> list[LineMemory]:
+    """Each line's net change summed over its executions, highest (CPU + GPU) first."""
+    totals: dict[tuple[str, int], list[int]] = {}
+    for key, cpu, gpu in sequential:
+        entry = totals.setdefault(key, [0, 0, 0])
+        entry[0] += cpu
+        entry[1] += gpu
+        entry[2] += 1
+    ranked = sorted(totals.items(), key=lambda item: item[1][0] + item[1][1], reverse=True)
+    return [LineMemory(file=f, line=n, source=linecache.getline(f, n).strip(),
+                       cpu_mb=cpu / MB, gpu_mb=gpu / MB if has_gpu else None, hits=hits)
+            for (f, n), (cpu, gpu, hits) in ranked]
 
 
 def _top_lines(recorder: _Recorder, top: int) -> list[LineMemory]:
@@ -202,11 +255,35 @@ def _top_lines(recorder: _Recorder, top: int) -> list[LineMemory]:
 
 
 def format_memory_trace(trace: dict[str, Any], title: str) -> list[str]:
-    """Lines of text for a trace as stored (`MemoryTrace.to_dict()`)."""
+    """Lines of text for a trace as stored (`MemoryTrace.to_dict()`): a heading, then, as
+    Hugging Face prints its summary, the sequential listing, the lines with the top and the
+    lowest memory consumption, and the total increase. A trace stored before the summary
+    existed shows its top lines."""
     lines = [f"memory trace: {title} (RSS {trace['cpu_net_mb']:+.1f} MB net, "
              f"{trace['cpu_peak_mb']:+.1f} MB peak, {trace['lines_traced']} lines traced)"]
-    for entry in trace["top"]:
-        gpu = "" if entry["gpu_mb"] is None else f"  GPU +{entry['gpu_mb']:8.2f} MB"
-        where = f"{os.path.basename(entry['file'])}:{entry['line']}"
-        lines.append(f"  CPU +{entry['cpu_mb']:8.2f} MB{gpu}  {where:<32} {entry['source']}")
+    if "sequential" not in trace:
+        return lines + [_format_top_line(entry) for entry in trace["top"]]
+    sources = trace["sources"]
+    lines.append("Line by line memory consumption:")
+    for index, cpu, gpu in trace["sequential"]:
+        file, number, source = sources[index]
+        lines.append(f"{file}:{number}: mem {_mb(cpu, gpu)}: {source}")
+    for heading, entries in (("Lines with top memory consumption:", trace["cumulative_top"]),
+                             ("Lines with lowest memory consumption:",
+                              trace["cumulative_lowest"])):
+        lines += ["", heading]
+        lines += [f"=> {e['file']}:{e['line']}: mem {_mb(e['cpu_mb'], e['gpu_mb'])}: "
+                  f"{e['source']}" for e in entries]
+    lines += ["", f"Total memory increase: {trace['total_increase_mb']:.3f}MB"]
     return lines
+
+
+def _mb(cpu: float, gpu: float | None) -> str:
+    """CPU + GPU, as Hugging Face adds them (in MB with decimals, where it floors to whole MB)."""
+    return f"{cpu + (gpu or 0):.3f}MB"
+
+
+def _format_top_line(entry: dict[str, Any]) -> str:
+    gpu = "" if entry["gpu_mb"] is None else f"  GPU +{entry['gpu_mb']:8.2f} MB"
+    where = f"{os.path.basename(entry['file'])}:{entry['line']}"
+    return f"  CPU +{entry['cpu_mb']:8.2f} MB{gpu}  {where:<32} {entry['source']}"

@@ -57,7 +57,9 @@ def run_request(request: dict) -> list[Result]:
         status = Status.OOM.value if memory.is_out_of_memory(exc) else Status.ERROR.value
         traceback.print_exc(file=sys.stderr)
         return failed_results(case, status, f"{type(exc).__name__}: {exc}")
-    if suite.record_memory and any(r.ok for r in results):
+    # a case may record its memory itself (transformers' --no-speed) or not at all
+    if suite.record_memory and case.options.get("record_memory", True) \
+            and any(r.ok for r in results):
         results.extend(memory_results(case, ctx, rss_before))
     return results
 

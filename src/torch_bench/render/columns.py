@@ -33,6 +33,8 @@ ROW_FIELDS = (("run", np.int32), ("desc", np.int32), ("status", np.int32),
               ("n", np.int32), ("error", np.int32))
 NO_ERROR = -1
 TRAINING_SUITE, LOSS_METRIC = "training", "loss"
+# what the training page shows of a run's loss result besides its curve
+TRAINING_SHOWN = ("verdict_loss", "verdict_rule", "epoch_times_ms")
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ def run_facts(run: Run) -> dict[str, Any]:
         "fingerprint_filter": _plain(run.fingerprint),
         "results": len(run.results),
         "failures": sum(1 for r in run.results if not r.ok),
-        "training": [[r.name, dict(r.params), [float(x) for x in r.extra.get("loss_curve") or ()]]
+        "training": [[r.name, dict(r.params), [float(x) for x in r.extra.get("loss_curve") or ()],
+                      {k: r.extra[k] for k in TRAINING_SHOWN if k in r.extra}]
                      for r in run.results if r.suite == TRAINING_SUITE
                      and r.metric == LOSS_METRIC],
     }

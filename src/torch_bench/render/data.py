@@ -259,18 +259,21 @@ def spans(positions: np.ndarray) -> list[list[int]]:
 TRAINING_RUN_PARAMS = ("backend", "runtime")
 
 
+def training_curve(name: str, params: Mapping[str, Any], loss: Sequence[float],
+                   shown: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One run's curve, with what the page shows of it (`columns.TRAINING_SHOWN`)."""
+    return {"name": name, "backend": str(params.get("backend", "eager")),
+            "runtime": str(params.get("runtime", "")),
+            "params": ", ".join(f"{k}={v}" for k, v in sorted(params.items())
+                                if k not in TRAINING_RUN_PARAMS),
+            "loss": list(loss), **(shown or {})}
+
+
 def training_payload(model: SiteModel) -> dict[str, Any]:
     """Loss curves of the most recent runs with training results, newest first."""
     runs = []
     for info in reversed(model.runs):
-        curves = [
-            {"name": name, "backend": str(params.get("backend", "eager")),
-             "runtime": str(params.get("runtime", "")),
-             "params": ", ".join(f"{k}={v}" for k, v in sorted(params.items())
-                                 if k not in TRAINING_RUN_PARAMS),
-             "loss": list(loss)}
-            for name, params, loss in model.facts(info).get("training", ())
-        ]
+        curves = [training_curve(*fact) for fact in model.facts(info).get("training", ())]
         if curves:
             runs.append({"run": info.run_id, "date": info.date, "sha": info.short_sha,
                          "branch": info.branch, "message": info.message, "curves": curves})

@@ -290,25 +290,54 @@ def is_native(curve: Mapping[str, Any]) -> bool:
     return curve.get("runtime") == "native" or curve["backend"] == "eager"
 
 
+RULE_NAMES = {"last_epoch_mean": "last-epoch mean", "seed": "seed rule (training_loss.py)"}
+
+
+def verdict_loss(curve: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The loss the parity verdict used for this run, and how it was made; a run stored
+    before that figure was recorded shows its last step, and says so."""
+    if curve.get("verdict_loss") is not None:
+        rule = curve.get("verdict_rule")
+        return curve["verdict_loss"], RULE_NAMES.get(rule, str(rule))
+    return (curve["loss"][-1] if curve["loss"] else None), "last step"
+
+
+def epoch_times(curve: Mapping[str, Any]) -> str:
+    """The first epoch (compiling, for a compiled run) and the mean of the others."""
+    times = curve.get("epoch_times_ms") or []
+    if not times:
+        return "—"
+    first = format_value(times[0], "ms")
+    if len(times) == 1:
+        return f"{first} (one epoch)"
+    return f"{first} first · {format_value(sum(times[1:]) / (len(times) - 1), 'ms')} later"
+
+
 def training_context(training: Mapping[str, Any]) -> dict:
-    """The newest training run's final losses: one row per model and params, the native run
-    beside each compiled backend, with their ratio."""
+    """The newest training run's losses as the parity verdict compared them: one row per
+    model and params, the native run beside each compiled backend, with their ratio, the
+    rule that made the figures, and each run's first (compiling) and later epoch times."""
     runs = training.get("runs") or []
     if not runs:
         return {"run": None, "rows": [], "data_file": paths.TRAINING_DATA}
     latest = runs[0]
-    models: dict[tuple[str, str], dict[str, float | None]] = {}
+    models: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for curve in latest["curves"]:
-        final = curve["loss"][-1] if curve["loss"] else None
+        loss, rule = verdict_loss(curve)
         backend = "native" if is_native(curve) else curve["backend"]
-        models.setdefault((curve["name"], curve["params"]), {})[backend] = final
+        models.setdefault((curve["name"], curve["params"]), {})[backend] = {
+            "loss": loss, "rule": rule, "epochs": epoch_times(curve)}
     rows = []
-    for (name, params), finals in sorted(models.items()):
-        native = finals.get("native")
-        compiled = sorted((b, f) for b, f in finals.items() if b != "native") or [("—", None)]
-        for backend, final in compiled:
+    none = {"loss": None, "rule": "—", "epochs": "—"}
+    for (name, params), runs_of in sorted(models.items()):
+        native = runs_of.get("native", none)
+        compiled = sorted((b, r) for b, r in runs_of.items() if b != "native") or [("—", none)]
+        for backend, run in compiled:
+            final, base = run["loss"], native["loss"]
             rows.append({"name": name, "params": params, "backend": backend,
-                         "eager": format_value(native, "1"), "compiled": format_value(final, "1"),
-                         "ratio": f"{final / native:.3f}" if native and final is not None
-                         else "—"})
+                         "eager": format_value(base, "1"), "compiled": format_value(final, "1"),
+                         "ratio": f"{final / base:.3f}" if base and final is not None
+                         else "—",
+                         "rule": run["rule"] if run is not none else native["rule"],
+                         "eager_epochs": native["epochs"], "compiled_epochs": run["epochs"]})
     return {"run": latest, "rows": rows, "data_file": paths.TRAINING_DATA}

@@ -295,10 +295,28 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
                 failed(case.suite, case.name, "loss_ratio", status, message, params=p)]
         results += _run_results(case, runs[runtime], runtime, backend, capturable)
     if case.options.get("loss_rule") == "seed":
-        return results + [seed_parity(case, runs["native"], runs["compiled"],
-                                      case.options.get("loss_every", SEED_LOSS_EVERY))]
-    return results + [parity(case, runs["native"], runs["compiled"],
-                             case.options["loss_tolerance"])]
+        verdict = seed_parity(case, runs["native"], runs["compiled"],
+                              case.options.get("loss_every", SEED_LOSS_EVERY))
+    else:
+        verdict = parity(case, runs["native"], runs["compiled"], case.options["loss_tolerance"])
+    return with_verdict_losses(results, verdict) + [verdict]
+
+
+def with_verdict_losses(results: Sequence[Result], verdict: Result) -> list[Result]:
+    """Each run's `loss` result with the figure the verdict compared for that run
+    (`extra.verdict_loss`) and the rule that made it (`extra.verdict_rule`), so whoever shows
+    a training run's loss (the dashboard) shows the verdict's number, not the last step."""
+    seed = verdict.params.get("loss_rule") == "seed"
+    rule = "seed" if seed else "last_epoch_mean"
+    key = "{}_verdict_loss" if seed else "{}_final_loss"
+    out = []
+    for result in results:
+        figure = verdict.extra.get(key.format(result.params.get("runtime")))
+        if result.metric == "loss" and figure is not None:
+            result = replace(result, extra={**result.extra, "verdict_loss": figure,
+                                            "verdict_rule": rule})
+        out.append(result)
+    return out
 
 
 def _run_results(case: CaseSpec, run: TrainingRun, runtime: str, backend: str,
@@ -309,7 +327,7 @@ def _run_results(case: CaseSpec, run: TrainingRun, runtime: str, backend: str,
     results = [
         measured(case.suite, case.name, "loss", run.losses[-steps_per_epoch:], params=params,
                  extra={"loss_curve": list(run.losses), "epoch_losses": list(run.epoch_losses),
-                        "capturable": capturable}),
+                        "epoch_times_ms": list(run.epoch_times_ms), "capturable": capturable}),
         measured(case.suite, case.name, "epoch_time", timed, params=params,
                  extra={"epoch_times_ms": list(run.epoch_times_ms),
                         "first_epoch_excluded": len(run.epoch_times_ms) > 1}),

@@ -7,7 +7,9 @@ process, so the peak memory the worker records belongs to that case alone. Resul
 `latency` (ms per step), `throughput` (samples/s), `token_throughput` (tokens/s: batch size
 x sequence length of the encoder input per step), and the worker's `peak_rss`. With
 `trace_memory`, the latency result's `extra.memory_trace` holds the source lines that grew
-memory most during one step.
+memory most during one step. Hugging Face's switches: `no_speed` (no timing; the case
+records its memory itself, on the step already run), `no_memory` (no memory figures) and
+`no_multi_process` (the case runs in the calling process: see `measure.in_process`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from torch_bench.suites.base import (
     parse_int_list,
     parse_name_list,
     parse_positive_int,
+)
+from torch_bench.suites.base import (
+    parse_bool as parse_switch,
 )
 
 SUITE_NAME = "transformers"
@@ -124,6 +129,16 @@ OPTIONS = (
     Option("trace_modules", parse_name_list, DEFAULT_TRACED,
            "modules (packages) whose source lines the memory trace follows, as Hugging "
            "Face's modules_to_trace: transformers, torch.nn, your own package, ..."),
+    Option("no_speed", parse_switch, False,
+           "as Hugging Face's --no_speed: no timing; each case runs one step and records its "
+           "memory (peak_rss), with the trace when asked for"),
+    Option("no_memory", parse_switch, False,
+           "as Hugging Face's --no_memory: no memory figures (peak_rss) and no memory trace"),
+    Option("no_multi_process", parse_switch, False,
+           "as Hugging Face's --no_multi_process: each case runs in the torch-bench process "
+           "itself, not in its own; its memory figures are then that process's (everything "
+           "run before included, so not the case's own, as Hugging Face warns), with no "
+           "timeout and no memory cap; for debugging. Results say extra.multi_process false"),
     Option("statistic", _one_statistic, "median",
            "the latency statistic reported in the HF CSV files (min: Hugging Face's, the "
            "fastest repeat); recorded in extra.statistic, every sample kept"),
@@ -138,9 +153,18 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
         # for GPU"): CPU kernels for float16 are slow or missing, so the figures mislead.
         raise UserError(f"--dtype fp16: half precision is measured on a GPU only (device "
                         f"{device}); on CPU use bf16 or fp32")
+    speed, memory = not options.get("no_speed"), not options.get("no_memory")
+    if not (speed or memory):
+        raise UserError("--no-speed and --no-memory: nothing is left to measure")
+    if options["trace_memory"] and not memory:
+        raise UserError("--trace-memory with --no-memory: the trace is part of the memory "
+                        "measurement (as in Hugging Face's benchmark); drop one of them")
     settings = {"trace_memory": options["trace_memory"], "trace_top": options["trace_top"],
                 "trace_modules": list(options.get("trace_modules", DEFAULT_TRACED)),
-                "statistic": options.get("statistic", "median")}
+                "statistic": options.get("statistic", "median"),
+                # the worker adds the memory figures; without timing the case adds them
+                "speed": speed, "record_memory": memory and speed,
+                "in_process": bool(options.get("no_multi_process"))}
     return [
         CaseSpec(
             suite=SUITE_NAME,
@@ -149,7 +173,7 @@ def plan(options: Mapping[str, Any], device: str) -> list[CaseSpec]:
                     "dtype": dtype, "head": _head(options["head"], mode), "device": device,
                     "torchscript": options["torchscript"] and mode == "inference",
                     "compile": options["compile"]},
-            outputs=OUTPUTS,
+            outputs=OUTPUTS if speed else (Output("peak_rss"),),
             options=settings,
         )
         for model in options["models"]
@@ -243,9 +267,11 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
     import torch
     import transformers
 
+    from torch_bench.measure.memory import current_rss_mb
     from torch_bench.models import ModelLoadError
     from torch_bench.suites.transformer_steps import Unsupported, first_call
 
+    rss_before = current_rss_mb()
     transformers.logging.set_verbosity_error()
     torch.manual_seed(0)
     p = case.params
@@ -257,11 +283,13 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         return _all_failed(case, Status.MODEL_FAIL_TO_LOAD, str(exc))
     except Unsupported as exc:
         return _all_failed(case, Status.SKIPPED, str(exc))
-    timing = measure(step.run, ctx.policy, ctx.clock(), metric="latency")
-    extra = {**timing.extra(), **step.extra, "first_call_ms": round(first_ms, 3),
-             "transformers": transformers.__version__,
-             "statistic": case.options.get("statistic", "median"),
+    about = {"first_call_ms": round(first_ms, 3), "transformers": transformers.__version__,
              "model_class": type(model).__name__}
+    if not case.options.get("speed", True):
+        return _memory_only(case, ctx, step, rss_before, about)
+    timing = measure(step.run, ctx.policy, ctx.clock(), metric="latency")
+    extra = {**timing.extra(), **step.extra, **about,
+             "statistic": case.options.get("statistic", "median")}
     if case.options.get("trace_memory"):
         try:
             extra["memory_trace"] = _trace(step, case, ctx.device)
@@ -276,6 +304,24 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
         measured(case.suite, case.name, "token_throughput",
                  [tokens * 1e3 / s for s in samples], params=p),
     ]
+
+
+def _memory_only(case: CaseSpec, ctx: CaseContext, step, rss_before_mb: float,
+                 about: Mapping[str, Any]) -> list[Result]:
+    """`--no-speed`: the memory figures of the step already run (the first call), and the
+    trace when asked for, on the peak_rss result. The worker is told not to add its own."""
+    from dataclasses import replace
+
+    from torch_bench.measure.worker import memory_results
+
+    extra = dict(about)
+    if case.options.get("trace_memory"):
+        try:
+            extra["memory_trace"] = _trace(step, case, ctx.device)
+        except Unavailable as exc:
+            return _all_failed(case, Status.ERROR, str(exc))
+    return [replace(r, extra={**r.extra, **extra}) if r.metric == "peak_rss" else r
+            for r in memory_results(case, ctx, rss_before_mb)]
 
 
 def render(results: Sequence[Result]) -> list[str]:
