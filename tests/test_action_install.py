@@ -70,7 +70,7 @@ def test_the_sub_actions_extras_hold_no_torch_and_the_test_extra_holds_everythin
         "optional-dependencies"]
     assert not any(r.startswith(("torch", "scipy", "transformers"))
                    for e in ("site", "comment") for r in extras[e])
-    assert "torch-bench-action[measure,site,comment,analysis]" in extras["test"]
+    assert "torch-bench-action[measure,site,comment,analysis,database]" in extras["test"]
 
 
 def test_scripts_setup_pins_the_torch_the_constraints_were_resolved_with():
