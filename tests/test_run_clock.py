@@ -20,6 +20,8 @@ def test_one_thread_on_cpu_is_timed_on_cpu_time_with_wall_time_beside_it(cli, tm
         assert len(result["extra"]["wall_samples"]) == len(result["samples"])
         assert len(result["extra"]["involuntary_switches"]) == len(result["samples"])
         assert 0 <= result["extra"]["interrupted_share"] <= 1
+        assert len(result["extra"]["reference_samples"]) == len(result["samples"])
+    assert run["config"]["timing"]["reference"] is True
     checks = {f["check"] for f in run["env"]["preflight"]["findings"]}
     assert "interruptions" in checks
 
@@ -29,6 +31,7 @@ def test_one_thread_on_cpu_is_timed_on_cpu_time_with_wall_time_beside_it(cli, tm
     assert {r["extra"]["clock"] for r in wall["results"] if r["metric"].endswith("_time")} \
         == {"wall"}
     assert "clock" not in wall["env"]
+    assert not any("reference_samples" in r["extra"] for r in wall["results"])
     # Samples on different clocks are never compared with each other.
     assert wall["env"]["fingerprint"] != run["env"]["fingerprint"]
 
@@ -42,3 +45,12 @@ def test_many_threads_default_to_wall_time_and_cpu_time_of_them_is_warned_about(
 def test_an_unknown_clock_is_one_line_naming_the_flag(cli):
     done = cli("run", *CASE, "--clock", "sundial", "--dry-run")
     assert done.returncode == 2 and "--clock" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_speed_reference_can_be_left_out(cli, tmp_path):
+    done = cli("run", *CASE, "--no-speed-reference", "--no-preflight", "--out", "plain.json")
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "plain.json").read_text())
+    assert {r["extra"]["clock"] for r in run["results"] if r["metric"].endswith("_time")} \
+        == {"cpu"}
+    assert not any("reference_samples" in r["extra"] for r in run["results"])

@@ -90,6 +90,10 @@ def register(subparsers) -> None:
                              "(wall; CUDA events on a GPU); or auto (default): cpu on a CPU "
                              "device with --threads 1, wall otherwise. See "
                              "docs/measurement-clock.md")
+    parser.add_argument("--no-speed-reference", action="store_true",
+                        help="on the CPU clock, do not time the fixed reference block after "
+                             "every sample (it lets the verdicts divide out the machine's own "
+                             "speed changes; docs/measurement-clock.md)")
     parser.add_argument("--processes", type=flag_type("processes"), metavar="N",
                         help="worker processes each case's samples are spread over, one after "
                              "another (default 3; 1 = one process per case)")
@@ -193,7 +197,9 @@ def handle(args: argparse.Namespace) -> int:
                                                case_start=args.case_start))
     _check_device(config.device)
     clock = choose_clock(args.clock, config.device, _case_threads(config.threads))
-    config = replace(config, policy=replace(config.policy, clock=clock.clock))
+    config = replace(config, policy=replace(
+        config.policy, clock=clock.clock,
+        reference=clock.clock == "cpu" and not args.no_speed_reference))
     planned = plan_cases(config)
     if not planned and not plan_cases(replace(config, total_partitions=1, partition_id=0)):
         raise UserError("--filter/--exclude: no case matches the selection (see the cases "

@@ -12,7 +12,9 @@ Two clocks are read around every block: the device's (wall time, `perf_counter_n
 events on a GPU) and the process's CPU time (`process_time_ns`: every thread of the process,
 user and system). `TimingPolicy.clock` says which one the samples are, the other is kept
 beside them; see docs/measurement-clock.md for what each one does not see. The involuntary
-context switches of every block are counted too (see `interruptions`).
+context switches of every block are counted too (see `interruptions`). On the CPU clock a
+fixed reference block is timed after every sample block when `TimingPolicy.reference` is on
+(see `speed_reference`), so that the verdicts can divide the machine's speed out.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from torch_bench.measure.interruptions import (
     migrations,
 )
 from torch_bench.measure.op_window import profile_window
+from torch_bench.measure.speed_reference import SpeedReference
 from torch_bench.results.stats import relative_iqr
 
 SPREAD_MIN_SAMPLES = 3  # a spread from fewer samples says nothing
@@ -104,6 +107,8 @@ class TimingPolicy:
     # What the samples are: "wall" (the device's clock: wall time, CUDA events on a GPU) or
     # "cpu" (process CPU time). `torch-bench run --clock auto` chooses it per run.
     clock: str = "wall"
+    # Time the speed reference after every sample block (the CPU clock only).
+    reference: bool = False
 
     def __post_init__(self) -> None:
         if self.min_repeats < 1 or self.max_repeats < self.min_repeats:
@@ -146,6 +151,8 @@ class Timing:
     other_samples_ms: tuple[float, ...] = ()  # per call, on `other_clock`
     switches: tuple[int, ...] | None = None  # involuntary context switches per sample
     migrations: int | None = None  # moves between CPUs while sampling
+    reference_ms: tuple[float, ...] = ()  # the speed reference after each sample block
+    reference: str | None = None  # which reference block
 
     def extra(self) -> dict:
         extra = {
@@ -165,6 +172,9 @@ class Timing:
             extra["cpu_wall_ratio"] = round(ratio, 4)
         if self.migrations is not None:
             extra["migrations"] = self.migrations
+        if self.reference and len(self.reference_ms) == len(self.samples_ms):
+            extra["reference"] = self.reference
+            extra["reference_samples"] = [_rounded(v) for v in self.reference_ms]
         return extra
 
     def cpu_wall_ratio(self) -> float | None:
@@ -253,9 +263,11 @@ def measure(
         number = 1
     else:
         number = policy.loops_for(metric) or _block_size(fn, policy, clock)
+    reference = SpeedReference() if policy.reference and policy.clock == "cpu" else None
     moved = migrations()
     with gc_paused():
-        blocks, stop_reason = _sample(fn, number, policy, clock, setup, metric)
+        blocks, stop_reason, references = _sample(fn, number, policy, clock, setup, metric,
+                                                  reference)
     moved_after = migrations()
     other = device_clock if policy.clock == "cpu" else "cpu"
     switches = [b.switches for b in blocks]
@@ -270,18 +282,21 @@ def measure(
         other_samples_ms=tuple(b.on(other) / number for b in blocks),
         switches=None if None in switches else tuple(switches),
         migrations=None if moved is None or moved_after is None else moved_after - moved,
+        reference_ms=tuple(references),
+        reference=reference.name if reference is not None else None,
     )
 
 
 def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: Clock,
-            setup: Callable[[], object] | None,
-            metric: str | None = None) -> tuple[list[Block], str]:
+            setup: Callable[[], object] | None, metric: str | None = None,
+            reference: SpeedReference | None = None) -> tuple[list[Block], str, list[float]]:
     if policy.nloops is not None:
         lowest, highest, deadline = policy.nloops, policy.nloops, float("inf")
     else:
         lowest, highest = policy.min_repeats, policy.max_repeats
         deadline = time.perf_counter() + policy.max_time_s
     blocks: list[Block] = []
+    references: list[float] = []  # the speed reference after each block
     samples: list[float] = []  # on the policy's clock, per call
     next_check = lowest
     while len(samples) < highest:
@@ -290,6 +305,8 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
         with profile_window(metric) as window:  # a profiler sees each block on its own
             blocks.append(_time_block(fn, number, clock))
             window.calls = number
+        if reference is not None:
+            references.append(reference.time_ms())
         samples.append(blocks[-1].on(policy.clock) / number)
         count = len(samples)
         if count < lowest or policy.nloops is not None:
@@ -299,7 +316,7 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
             # next block runs in.
             next_check = count + max(1, count // 10)
             if relative_iqr(samples) <= policy.target_rel_iqr:
-                return blocks, "spread"
+                return blocks, "spread", references
         if time.perf_counter() >= deadline:
-            return blocks, "time"
-    return blocks, "nloops" if policy.nloops is not None else "repeats"
+            return blocks, "time", references
+    return blocks, "nloops" if policy.nloops is not None else "repeats", references
