@@ -26,6 +26,7 @@ from torch_bench.store.listing import format_benchmarks, format_runs
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
 from torch_bench.store.reader import load_history
 from torch_bench.store.scan import scan_folder
+from torch_bench.store.notes import notes_problems
 from torch_bench.store.verify import find_problems
 
 EXIT_PROBLEMS = 1
@@ -199,7 +200,7 @@ def handle_verify(args: argparse.Namespace) -> int:
     scan = scan_folder(root, trust_archives=False)
     present = [PurePosixPath(p.relative_to(root).as_posix())
                for p in root.rglob("*") if p.is_file()]
-    found = find_problems(scan, present)
+    found = find_problems(scan, present) + notes_problems(root)
     for line in found:
         print(line)
     runs = len({stored.run.run_id for stored in scan.stored})

@@ -11,6 +11,7 @@ from torch_bench.render import names, paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
+from torch_bench.render.notes import Notes, marker_notes
 from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.names import short_names
@@ -214,7 +215,8 @@ def _natural(text: str) -> tuple:
 
 
 def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
-                      overlay_facets: Sequence[str], band: NoiseBand | None = None) -> dict:
+                      overlay_facets: Sequence[str], band: NoiseBand | None = None,
+                      notes: Notes | None = None) -> dict:
     recent = list(reversed(series.points[-BENCHMARK_TABLE_ROWS:]))
     labels = {f.key: f.label for f in FACETS}
     band = band or noise_band(series, model.baseline_branch, marks)
@@ -231,7 +233,9 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         "branches": sorted(b for b in series.points.branches() if b),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
         "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
-                     "css": "worse" if m.regression else "better"} for m in marks],
+                     "css": "worse" if m.regression else "better", **noted}
+                    for m, noted in zip(marks, marker_notes(series, marks, notes or {}),
+                                        strict=True)],
     }
 
 
