@@ -23,10 +23,10 @@ from torch_bench.store.edits import (
 from torch_bench.store.export import export_parquet
 from torch_bench.store.layout import DATA_FOLDER, OLD_DATA_FOLDER
 from torch_bench.store.listing import format_benchmarks, format_runs
+from torch_bench.store.notes import notes_problems
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
 from torch_bench.store.reader import load_history
 from torch_bench.store.scan import scan_folder
-from torch_bench.store.notes import notes_problems
 from torch_bench.store.verify import find_problems
 
 EXIT_PROBLEMS = 1

@@ -11,11 +11,11 @@ from torch_bench.render import names, paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
-from torch_bench.render.notes import Notes, marker_notes
 from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.names import short_names
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
+from torch_bench.render.notes import Notes, marker_notes
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.render.svg_chart import trend_chart
 from torch_bench.render.trends import chart_points, headline, series_chart
