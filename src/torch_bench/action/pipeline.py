@@ -5,7 +5,8 @@
                a results file
     outcome  = compare with the baseline from that history (report, summary, annotations)
     explain  = on a PR, profile the regressions and improvements on the merge-base and the
-               head and add their operator diff to the report (input `explain`)
+               head and add their operator diff to the report (input `explain`); on a push,
+               on the previous measured commit, kept as a note of the run to store
     store    = append the results to the data branch (pushes to the default branch), then
                prune it to `keep-runs` runs per benchmark and fold run files older than
                `compact-after` months into monthly archives, when asked
@@ -52,10 +53,10 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     results = stages.produce_results(inputs, paths, history)
     outcome = stages.compare(inputs, ctx, results, history, paths, name) \
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
-    stages.explain(inputs, ctx, results, paths, outcome)
+    notes = stages.explain(inputs, ctx, results, paths, outcome, history)
     pushed = ctx.should_push(inputs["push"])
     if pushed:
-        stages.store(results, target, creds)
+        stages.store(results, target, creds, notes)
         if inputs["keep-runs"]:
             stages.retain(target, creds, inputs["keep-runs"])
         if inputs["compact-after"]:

@@ -8,14 +8,19 @@ The month is the run's, as for its run file. Notes live outside `runs/` and `arc
 
 from __future__ import annotations
 
+import glob
+import json
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from torch_bench.errors import UserError
-from torch_bench.fileio import parse_json, read_text, write_json_atomic
+from torch_bench.fileio import parse_json, read_text, write_bytes_atomic
+from torch_bench.results.document import load_run
 from torch_bench.results.run_notes import KINDS, check_note
 from torch_bench.results.schema import Run
+from torch_bench.store.layout import RUNS_DIR
+from torch_bench.store.scan import scan_folder
 
 NOTES_DIR = "notes"
 _NAME = re.compile(r"^(?P<run_id>.+)\.(?P<kind>" + "|".join(map(re.escape, KINDS))
@@ -33,12 +38,29 @@ def note_files(root: Path) -> list[Path]:
     return sorted((root / NOTES_DIR).glob("*/*/*.json"))
 
 
-def write_note(root: Path, run: Run, note: dict[str, Any]) -> Path:
-    """Write (or replace) the run's note of the note's kind."""
+def note_file(run: Run, note: dict[str, Any]) -> dict[PurePosixPath, bytes]:
+    """The file a note adds to the data folder (path -> bytes); an invalid note, or one of
+    another run, is refused."""
     check_note(note, f"note of run {run.run_id}")
     if note["run_id"] != run.run_id:
         raise UserError(f"a note of run {note['run_id']} cannot be attached to {run.run_id}")
-    return write_json_atomic(root / note_path(run, note["kind"]), note)
+    return {note_path(run, note["kind"]): (json.dumps(note, indent=1) + "\n").encode()}
+
+
+def write_note(root: Path, run: Run, note: dict[str, Any]) -> Path:
+    """Write (or replace) the run's note of the note's kind."""
+    [(path, data)] = note_file(run, note).items()
+    return write_bytes_atomic(root / path, data)
+
+
+def find_run(root: Path, run_id: str) -> Run:
+    """The stored run `run_id` of a data folder: its run file, else from an archive."""
+    for path in (root / RUNS_DIR).glob(f"*/*/{glob.escape(run_id)}.json"):
+        return load_run(path)
+    for stored in scan_folder(root).stored:
+        if stored.run.run_id == run_id:
+            return stored.run
+    raise UserError(f"--run: no run {run_id} in {root}")
 
 
 def read_notes(root: Path) -> tuple[Notes, list[str]]:
