@@ -265,6 +265,17 @@ def store(head: Path, target: Target, creds: Credentials | None,
     print(f"stored {len(report.added)} run(s) on {target.branch}", file=sys.stderr)
 
 
+def store_notes(head: Path, target: Target, creds: Credentials | None,
+                note: dict | None) -> None:
+    """Add a note of the stored run `head` to the data branch (nothing without one)."""
+    if note is None:
+        return
+    report = store_runs((), target, creds, log=lambda line: print(line, file=sys.stderr),
+                        notes=[(load_run(head), note)])
+    print(f"stored the {note['kind']} note of {len(report.added)} run(s) on {target.branch}",
+          file=sys.stderr)
+
+
 def retain(target: Target, creds: Credentials | None, keep: int) -> None:
     """History retention: keep the newest `keep` runs of every benchmark on the branch."""
     report = edit_data(target, creds,
