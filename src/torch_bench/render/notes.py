@@ -73,3 +73,22 @@ def marker_notes(series: Series, marks: Sequence[ChangeMark],
                       "bisect": bisect_view(series, run, of_run["bisect"])
                       if "bisect" in of_run else None})
     return shown
+
+
+def marker_label(noted: Mapping[str, Any]) -> str | None:
+    """What a chart's change-point marker adds when its run has notes (our own words and a
+    hexadecimal commit name only), e.g. "first bad commit 1a2b3c4, operator diff below"."""
+    parts = ([f"first bad commit {noted['bisect']['short']}"] if noted.get("bisect") else []) \
+        + (["operator diff"] if noted.get("op_diff") else [])
+    return ", ".join(parts) + " below" if parts else None
+
+
+def marker_labels(series: Series, marks: Sequence[ChangeMark],
+                  notes: Notes) -> dict[int, str]:
+    """Point index of a change point -> its marker's addition, for the noted ones."""
+    labels = {}
+    for mark, noted in zip(marks, marker_notes(series, marks, notes), strict=True):
+        label = marker_label(noted)
+        if label:
+            labels[mark.index] = label
+    return labels

@@ -15,7 +15,7 @@ from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.names import short_names
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
-from torch_bench.render.notes import Notes, marker_notes
+from torch_bench.render.notes import Notes, marker_labels, marker_notes
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.render.svg_chart import trend_chart
 from torch_bench.render.trends import chart_points, headline, series_chart
@@ -220,8 +220,9 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     recent = list(reversed(series.points[-BENCHMARK_TABLE_ROWS:]))
     labels = {f.key: f.label for f in FACETS}
     band = band or noise_band(series, model.baseline_branch, marks)
+    noted = marker_labels(series, marks, notes or {})
     return {
-        "chart": series_chart(series, marks, band, model.baseline_branch),
+        "chart": series_chart(series, marks, band, model.baseline_branch, noted=noted),
         "chart_points": chart_points(series, marks, band, model.baseline_branch),
         "headline": headline(series, band, model.baseline_branch),
         "series": series,

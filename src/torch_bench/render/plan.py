@@ -21,7 +21,7 @@ from torch_bench.render.model import (
     no_change_points,
 )
 from torch_bench.render.noise_band import NoiseBand, noise_band
-from torch_bench.render.notes import Notes, marker_notes
+from torch_bench.render.notes import Notes, marker_labels, marker_notes
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -135,7 +135,8 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         (paths.series_data(series),
          data.series_payload(series, env_changes(series.points), marks, overlays,
                              [{**chunk, "file": root + chunk["file"]} for chunk in chunks],
-                             [root + table for table in run_tables])),
+                             [root + table for table in run_tables],
+                             marker_labels(series, marks, notes or {}))),
         (paths.trend_data(series),
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
