@@ -19,6 +19,7 @@ from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import read_inputs
 from torch_bench.analyze.bisect import Bisection, Ending
 from torch_bench.analyze.bisect_runs import CommitInfo
+from torch_bench.cli import main
 from torch_bench.render.build import build_site_from_data
 from torch_bench.report.bisect_report import document
 from torch_bench.results.document import save_run
@@ -138,3 +139,18 @@ def test_a_bisections_first_bad_commit_is_stored_and_shown_at_the_change_point(t
     assert "&lt;/script&gt;&lt;script&gt;window.__xss=1" in lstm
     assert "Mallory &lt;m@example.com&gt;" in lstm
     assert not any("first bad commit" in text for name, text in pages.items() if "gru" in name)
+
+
+@pytest.mark.slow
+def test_explain_attach_to_keeps_the_diff_as_a_note_of_a_stored_run(tmp_path):
+    base, head = checkouts(tmp_path, {}, {"width": 1024})
+    data = tmp_path / "data"
+    run = make_run([ok("mlp", 1.4, suite="planted")], sha=git(head, "rev-parse", "HEAD"))
+    save_run(run, data / run_path(run))
+    assert main(["explain", "--base", str(base), "--head", str(head), "--steps", "3",
+                 "--warmup", "1", "--attach-to", str(data), "--run", run.run_id, "--",
+                 "--suite", "explainwork.suite", "--filter", "mlp"]) == 0
+    notes, problems = read_notes(data)
+    assert problems == []
+    [case] = notes[run.run_id]["op-diff"]["cases"]
+    assert case["rows"][0]["name"] == "aten::addmm"

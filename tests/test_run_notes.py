@@ -86,3 +86,16 @@ def test_the_benchmark_page_shows_the_notes_at_their_change_point_only(tmp_path)
     assert f'href="https://github.com/octo/net/commit/{FIRST_BAD}"' in mlp
     assert "&lt;/script&gt;&lt;script&gt;" in mlp and HOSTILE_SUBJECT not in mlp
     assert "change-note" not in steady  # no change point there, so nothing to attach to
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--attach-to", "{data}"], "--attach-to and --run go together"),
+    (["--attach-to", "{data}", "--run", "no-such-run"], "--run: no run no-such-run"),
+    (["--attach-to", "{data}/missing", "--run", "x"], "no such data folder")])
+def test_attach_flags_are_checked_before_anything_is_measured(tmp_path, capsys, flags, said):
+    write_data(tmp_path / "data", notes=False)
+    flags = [f.format(data=tmp_path / "data") for f in flags]
+    for command in (["explain", "--base", str(tmp_path), "--head", str(tmp_path)],
+                    ["bisect", "--good", "HEAD~1", "--bad", "HEAD", "--repo", str(tmp_path)]):
+        assert main([*command, *flags, "--", "--suite", "rnns"]) == 2
+        assert said in capsys.readouterr().err

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from torch_bench.errors import UserError
+from torch_bench.results.schema import Run
 
 
 def add_attach_arguments(parser: argparse.ArgumentParser, what: str) -> None:
@@ -22,21 +23,29 @@ def add_attach_arguments(parser: argparse.ArgumentParser, what: str) -> None:
                         help="the stored run --attach-to attaches to (`torch-bench data list`)")
 
 
-def check_attach(args: argparse.Namespace) -> None:
+def attach_target(args: argparse.Namespace) -> tuple[Path, Run] | None:
+    """The data folder and stored run of `--attach-to`/`--run` (None without them), checked
+    before the command spends any time."""
     if bool(args.attach_to) != bool(args.run):
         raise UserError("--attach-to and --run go together")
-    if args.attach_to and not Path(args.attach_to).is_dir():
-        raise UserError(f"--attach-to: {args.attach_to}: no such data folder")
-
-
-def attach(args: argparse.Namespace, make_note: Callable[[str], dict[str, Any] | None]) -> None:
-    """Write the note `make_note(run id)` gives (None: nothing worth keeping)."""
     if not args.attach_to:
-        return
-    from torch_bench.store.notes import find_run, write_note
+        return None
+    from torch_bench.store.notes import find_run
 
     root = Path(args.attach_to)
-    run = find_run(root, args.run)
+    if not root.is_dir():
+        raise UserError(f"--attach-to: {args.attach_to}: no such data folder")
+    return root, find_run(root, args.run)
+
+
+def attach(target: tuple[Path, Run] | None,
+           make_note: Callable[[str], dict[str, Any] | None]) -> None:
+    """Write the note `make_note(run id)` gives (None: nothing worth keeping)."""
+    if target is None:
+        return
+    from torch_bench.store.notes import write_note
+
+    root, run = target
     note = make_note(run.run_id)
     if note is None:
         print(f"nothing to attach to run {run.run_id}", file=sys.stderr)

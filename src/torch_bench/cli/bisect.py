@@ -18,7 +18,7 @@ from torch_bench.analyze.bisect_runs import (
     commit_range,
     worktrees,
 )
-from torch_bench.cli.attach import add_attach_arguments, attach, check_attach
+from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.errors import UserError
@@ -128,7 +128,7 @@ def check(args: argparse.Namespace) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check(args)
-    check_attach(args)
+    attached = attach_target(args)
     policy = policy_from(args)
     run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     repo = Path(args.repo).resolve()
@@ -149,7 +149,7 @@ def handle(args: argparse.Namespace) -> int:
     except Stopped as stop:
         say(f"torch-bench: bisect stopped by {stop}; worktrees removed")
         return stop.exit_status
-    report(result, repo, args)
+    report(result, repo, args, attached)
     return 0
 
 
@@ -158,7 +158,8 @@ def announce(number: int, candidate: str | None, left: int) -> None:
     say(f"step {number}: measuring {what} ({left} commit(s) between the bounds)")
 
 
-def report(result: Bisection, repo: Path, args: argparse.Namespace) -> None:
+def report(result: Bisection, repo: Path, args: argparse.Namespace,
+           attached: tuple | None = None) -> None:
     shas = {result.good, result.bad, *(s.candidate for s in result.steps if s.candidate)}
     commits = {sha: commit_info(repo, sha) for sha in shas}
     for line in bisect_report.text_lines(result, commits):
@@ -169,7 +170,7 @@ def report(result: Bisection, repo: Path, args: argparse.Namespace) -> None:
     document = bisect_report.document(result, commits)
     if args.json:
         write_json_atomic(args.json, document)
-    attach(args, lambda run_id: bisect_note(run_id, document))
+    attach(attached, lambda run_id: bisect_note(run_id, document))
     if not args.no_github:
         write_job_summary(markdown)
     if args.issue is not None:

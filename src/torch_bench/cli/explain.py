@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from torch_bench.cli.attach import add_attach_arguments, attach, check_attach
+from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.errors import UserError
 
 DEFAULT_BUDGET_S = 600.0
@@ -92,7 +92,7 @@ def handle(args: argparse.Namespace) -> int:
     check_outputs({"--markdown": args.markdown, "--comment-markdown": args.comment_markdown,
                    "--json": args.json})
     _check_numbers(args)
-    check_attach(args)
+    attached = attach_target(args)
     base, head = Path(args.base).resolve(), Path(args.head).resolve()
     for flag, folder in (("--base", base), ("--head", head)):
         if not folder.is_dir():
@@ -100,7 +100,7 @@ def handle(args: argparse.Namespace) -> int:
     targets, device = _targets(args, head)
     explanation = _explain(targets, args, base, head, device)
     _emit(explanation, args)
-    _attach(explanation, args)
+    _attach(explanation, attached)
     return 0
 
 
@@ -191,8 +191,8 @@ def _emit(explanation, args: argparse.Namespace) -> None:
         write_json_atomic(args.json, explanation_dict(explanation))
 
 
-def _attach(explanation, args: argparse.Namespace) -> None:
+def _attach(explanation, attached) -> None:
     from torch_bench.report.op_diff import explanation_dict
     from torch_bench.results.run_notes import op_diff_note
 
-    attach(args, lambda run_id: op_diff_note(run_id, explanation_dict(explanation)))
+    attach(attached, lambda run_id: op_diff_note(run_id, explanation_dict(explanation)))
