@@ -99,3 +99,14 @@ def test_attach_flags_are_checked_before_anything_is_measured(tmp_path, capsys, 
                     ["bisect", "--good", "HEAD~1", "--bad", "HEAD", "--repo", str(tmp_path)]):
         assert main([*command, *flags, "--", "--suite", "rnns"]) == 2
         assert said in capsys.readouterr().err
+
+
+def test_pruning_a_run_removes_its_notes(tmp_path, capsys):
+    runs = write_data(tmp_path / "data")
+    day_after = runs[STEP_AT + 1].created_at[:10]  # runs before it go, the noted one too
+    assert main(["data", "prune", "--data", str(tmp_path / "data"), "--before",
+                 day_after]) == 0
+    assert f"delete {NOTES_DIR}/2026/02/{runs[STEP_AT].run_id}.bisect.json" in \
+        capsys.readouterr().out
+    assert note_files(tmp_path / "data") == []
+    assert main(["data", "verify", "--data", str(tmp_path / "data")]) == 0

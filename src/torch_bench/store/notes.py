@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -85,3 +86,11 @@ def notes_problems(root: Path) -> list[str]:
     """`data verify`'s lines for the notes: files under notes/ that are not valid notes. (A
     note of a run pruned since is harmless: nothing shows it.)"""
     return read_notes(root)[1]
+
+
+def notes_of_removed(root: Path, stored: Iterable[Run], kept: Iterable[Run]
+                     ) -> frozenset[PurePosixPath]:
+    """The note files of the `stored` runs not `kept` (a prune removes them with their run)."""
+    keep = {run.run_id for run in kept}
+    return frozenset(path for run in stored if run.run_id not in keep for kind in KINDS
+                     if (root / (path := note_path(run, kind))).is_file())
