@@ -110,3 +110,15 @@ def test_pruning_a_run_removes_its_notes(tmp_path, capsys):
         capsys.readouterr().out
     assert note_files(tmp_path / "data") == []
     assert main(["data", "verify", "--data", str(tmp_path / "data")]) == 0
+
+
+def test_a_note_attached_after_a_build_reaches_the_page_on_the_next_build(tmp_path):
+    runs = write_data(tmp_path / "data", notes=False)
+    site = build_site_from_data(tmp_path / "data", tmp_path / "site", finder=step_finder)
+    page = next((site / "bench").glob("*mlp*.html"))
+    assert "change-note" not in page.read_text(encoding="utf-8")
+    stepped = runs[STEP_AT]
+    write_note(tmp_path / "data", stepped, bisect_note(stepped.run_id, bisect_document()))
+    build_site_from_data(tmp_path / "data", tmp_path / "site", finder=step_finder)
+    assert f"first bad commit <a href=\"https://github.com/octo/net/commit/{FIRST_BAD}\"" in \
+        page.read_text(encoding="utf-8")
