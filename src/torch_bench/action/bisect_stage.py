@@ -4,7 +4,9 @@ stored run's and this one for the first bad commit (`torch-bench bisect`), measu
 regressed benchmarks, within `bisect-max-steps` steps. Its first step measures the two
 endpoints again, interleaved: a regression that does not replicate ends the search there.
 
-The result goes to the job summary; the rounds and the report stay in the output folder.
+The result goes to the job summary; the rounds and the report stay in the output folder. A
+first bad commit found is also kept as a note of this job's run (results/run_notes.py), stored
+on the data branch for the dashboard's change-point marker.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from torch_bench.action import ab_stage
 from torch_bench.action.context import PUBLISHING_EVENTS, RunContext
@@ -24,6 +27,7 @@ from torch_bench.analyze.bisect_range import previous_commit
 from torch_bench.errors import UserError
 from torch_bench.report.actions import warning
 from torch_bench.results.document import load_run
+from torch_bench.results.run_notes import bisect_note
 from torch_bench.results.schema import Run
 from torch_bench.store.reader import RunFilter, load_history
 
@@ -122,3 +126,13 @@ def run_stage(inputs: ActionInputs, ctx: RunContext, verdict: str, head: Path,
         print(warning(f"bisect: {exc}"), file=sys.stderr)
         return None
     return out / "bisect.md"
+
+
+def found_note(head: Path, verdicts: Path, out: Path) -> dict[str, Any] | None:
+    """The run note of the bisection `run_stage` ran (its `bisect.json`), naming the
+    regressed benchmarks; None without a first bad commit."""
+    result = out / "bisect.json"
+    if not result.is_file():
+        return None
+    found = json.loads(verdicts.read_text()) if verdicts.is_file() else {}
+    return bisect_note(load_run(head).run_id, json.loads(result.read_text()), regressed(found))

@@ -5,14 +5,15 @@
                a results file
     outcome  = compare with the baseline from that history (report, summary, annotations)
     explain  = on a PR, profile the regressions and improvements on the merge-base and the
-               head and add their operator diff to the report (input `explain`)
+               head and add their operator diff to the report (input `explain`); on a push,
+               on the previous measured commit, kept as a note of the run to store
     store    = append the results to the data branch (pushes to the default branch), then
                prune it to `keep-runs` runs per benchmark and fold run files older than
                `compact-after` months into monthly archives, when asked
+    bisect   = on a push that regressed, when asked: the first bad commit since the previous
+               stored run (job summary, and a note of the stored run for the dashboard)
     publish  = rebuild the dashboard on the data branch (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
-    bisect   = on a push that regressed, when asked: the first bad commit since the previous
-               stored run (job summary)
 """
 
 from __future__ import annotations
@@ -52,21 +53,23 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     results = stages.produce_results(inputs, paths, history)
     outcome = stages.compare(inputs, ctx, results, history, paths, name) \
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
-    stages.explain(inputs, ctx, results, paths, outcome)
+    notes = stages.explain(inputs, ctx, results, paths, outcome, history)
     pushed = ctx.should_push(inputs["push"])
     if pushed:
-        stages.store(results, target, creds)
+        stages.store(results, target, creds, notes)
         if inputs["keep-runs"]:
             stages.retain(target, creds, inputs["keep-runs"])
         if inputs["compact-after"]:
             stages.compact(target, creds, inputs["compact-after"])
+    if results.is_file() and bisect_stage.run_stage(
+            inputs, ctx, outcome.verdict, results, history, paths.verdicts, paths.root,
+            stages.cli) and pushed:
+        stages.store_notes(results, target, creds,
+                           bisect_stage.found_note(results, paths.verdicts, paths.root))
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
         stages.publish(target, creds, paths, inputs["site-folder"],
                        stages.site_cache(environ))
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
-    if results.is_file():
-        bisect_stage.run_stage(inputs, ctx, outcome.verdict, results, history, paths.verdicts,
-                               paths.root, stages.cli)
 
     stages.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,

@@ -7,7 +7,7 @@ import json
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -235,22 +235,45 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
 
 
 def explain(inputs: ActionInputs, ctx: RunContext, results: Path, paths: Paths,
-            outcome: Outcome) -> None:
-    """The operator diff of the regressions and improvements (input `explain`)."""
+            outcome: Outcome, history: Path | None = None) -> list[dict]:
+    """The operator diff of the regressions and improvements (input `explain`): on a PR in
+    its comment; on a push against the previous measured commit, as a run note to store."""
     from torch_bench.action import explain_stage
 
     if outcome.report and explain_stage.wants_explain(inputs, ctx, outcome.regressions,
                                                       outcome.improvements):
         explain_stage.explain_regressions(inputs, ctx, results, paths.verdicts, outcome.report,
                                           paths.root, cli, paths.fork_report)
+    if history is not None and explain_stage.wants_push_explain(
+            inputs, ctx, outcome.regressions, outcome.improvements):
+        note = explain_stage.explain_push(inputs, ctx, results, paths.verdicts, history,
+                                          paths.root, cli)
+        return [note] if note else []
+    return []
 
 
-def store(head: Path, target: Target, creds: Credentials | None) -> None:
+def store(head: Path, target: Target, creds: Credentials | None,
+          notes: Sequence[dict] = ()) -> None:
+    """Store the run, with its run notes (results/run_notes.py) in the same commit."""
     from torch_bench.cli.store import load_sources
 
-    report = store_runs(load_sources([str(head)]), target, creds,
-                        log=lambda line: print(line, file=sys.stderr))
+    runs = load_sources([str(head)])
+    by_id = {run.run_id: run for run in runs}
+    report = store_runs(runs, target, creds, log=lambda line: print(line, file=sys.stderr),
+                        notes=[(by_id[note["run_id"]], note) for note in notes
+                               if note["run_id"] in by_id])
     print(f"stored {len(report.added)} run(s) on {target.branch}", file=sys.stderr)
+
+
+def store_notes(head: Path, target: Target, creds: Credentials | None,
+                note: dict | None) -> None:
+    """Add a note of the stored run `head` to the data branch (nothing without one)."""
+    if note is None:
+        return
+    report = store_runs((), target, creds, log=lambda line: print(line, file=sys.stderr),
+                        notes=[(load_run(head), note)])
+    print(f"stored the {note['kind']} note of {len(report.added)} run(s) on {target.branch}",
+          file=sys.stderr)
 
 
 def retain(target: Target, creds: Credentials | None, keep: int) -> None:

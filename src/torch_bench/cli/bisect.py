@@ -18,6 +18,7 @@ from torch_bench.analyze.bisect_runs import (
     commit_range,
     worktrees,
 )
+from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.errors import UserError
@@ -30,6 +31,7 @@ from torch_bench.fileio import (
 from torch_bench.report import bisect_report
 from torch_bench.report.actions import write_job_summary
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
+from torch_bench.results.run_notes import bisect_note
 from torch_bench.store.reader import RunFilter, load_history
 
 DEFAULT_MAX_STEPS = 10  # enough for 512 commits when no step is ambiguous
@@ -78,6 +80,7 @@ def register(subparsers) -> None:
                         help="with --issue (default: GITHUB_REPOSITORY)")
     parser.add_argument("--no-github", action="store_true",
                         help="write no job summary even when GITHUB_STEP_SUMMARY is set")
+    add_attach_arguments(parser, "first bad commit")
     add_rule_arguments(parser)
     parser.set_defaults(pr=None)
     parser.add_argument("run_args", nargs=argparse.REMAINDER, metavar="-- RUN_ARGS",
@@ -125,6 +128,7 @@ def check(args: argparse.Namespace) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check(args)
+    attached = attach_target(args)
     policy = policy_from(args)
     run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     repo = Path(args.repo).resolve()
@@ -145,7 +149,7 @@ def handle(args: argparse.Namespace) -> int:
     except Stopped as stop:
         say(f"torch-bench: bisect stopped by {stop}; worktrees removed")
         return stop.exit_status
-    report(result, repo, args)
+    report(result, repo, args, attached)
     return 0
 
 
@@ -154,7 +158,8 @@ def announce(number: int, candidate: str | None, left: int) -> None:
     say(f"step {number}: measuring {what} ({left} commit(s) between the bounds)")
 
 
-def report(result: Bisection, repo: Path, args: argparse.Namespace) -> None:
+def report(result: Bisection, repo: Path, args: argparse.Namespace,
+           attached: tuple | None = None) -> None:
     shas = {result.good, result.bad, *(s.candidate for s in result.steps if s.candidate)}
     commits = {sha: commit_info(repo, sha) for sha in shas}
     for line in bisect_report.text_lines(result, commits):
@@ -162,8 +167,10 @@ def report(result: Bisection, repo: Path, args: argparse.Namespace) -> None:
     markdown = bisect_report.markdown(result, commits)
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
+    document = bisect_report.document(result, commits)
     if args.json:
-        write_json_atomic(args.json, bisect_report.document(result, commits))
+        write_json_atomic(args.json, document)
+    attach(attached, lambda run_id: bisect_note(run_id, document))
     if not args.no_github:
         write_job_summary(markdown)
     if args.issue is not None:

@@ -23,6 +23,7 @@ from torch_bench.store.edits import (
 from torch_bench.store.export import export_parquet
 from torch_bench.store.layout import DATA_FOLDER, OLD_DATA_FOLDER
 from torch_bench.store.listing import format_benchmarks, format_runs
+from torch_bench.store.notes import notes_of_removed, notes_problems
 from torch_bench.store.plan import Plan, apply_plan, plan_compact, plan_edit
 from torch_bench.store.reader import load_history
 from torch_bench.store.scan import scan_folder
@@ -139,7 +140,9 @@ def handle_prune(args: argparse.Namespace) -> int:
         runs = prune_before(runs, args.before)
     if args.keep is not None:
         runs = keep_newest(runs, args.keep)
-    return _carry_out(args, plan_edit(scan, runs), scan.problems)
+    plan = plan_edit(scan, runs)
+    removed = notes_of_removed(Path(args.data), (stored.run for stored in scan.stored), runs)
+    return _carry_out(args, Plan(plan.writes, plan.deletes | removed), scan.problems)
 
 
 def handle_rename(args: argparse.Namespace) -> int:
@@ -199,7 +202,7 @@ def handle_verify(args: argparse.Namespace) -> int:
     scan = scan_folder(root, trust_archives=False)
     present = [PurePosixPath(p.relative_to(root).as_posix())
                for p in root.rglob("*") if p.is_file()]
-    found = find_problems(scan, present)
+    found = find_problems(scan, present) + notes_problems(root)
     for line in found:
         print(line)
     runs = len({stored.run.run_id for stored in scan.stored})

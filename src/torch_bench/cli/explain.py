@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.errors import UserError
 
 DEFAULT_BUDGET_S = 600.0
@@ -51,6 +52,7 @@ def register(subparsers) -> None:
                         help="write each side's Chrome trace JSON here (open in Perfetto)")
     parser.add_argument("--device", metavar="DEVICE",
                         help="cpu, cuda or cuda:N (default: the RUN_ARGS' --device, else cpu)")
+    add_attach_arguments(parser, "operator diff")
     parser.add_argument("run_args", nargs=argparse.REMAINDER, metavar="-- RUN_ARGS",
                         help="the `torch-bench run` arguments that select the cases (--suite, "
                              "--config, --filter, suite options); timing flags are ignored")
@@ -90,6 +92,7 @@ def handle(args: argparse.Namespace) -> int:
     check_outputs({"--markdown": args.markdown, "--comment-markdown": args.comment_markdown,
                    "--json": args.json})
     _check_numbers(args)
+    attached = attach_target(args)
     base, head = Path(args.base).resolve(), Path(args.head).resolve()
     for flag, folder in (("--base", base), ("--head", head)):
         if not folder.is_dir():
@@ -97,6 +100,7 @@ def handle(args: argparse.Namespace) -> int:
     targets, device = _targets(args, head)
     explanation = _explain(targets, args, base, head, device)
     _emit(explanation, args)
+    _attach(explanation, attached)
     return 0
 
 
@@ -185,3 +189,10 @@ def _emit(explanation, args: argparse.Namespace) -> None:
         write_text_atomic(args.comment_markdown, markdown_short(explanation))
     if args.json:
         write_json_atomic(args.json, explanation_dict(explanation))
+
+
+def _attach(explanation, attached) -> None:
+    from torch_bench.report.op_diff import explanation_dict
+    from torch_bench.results.run_notes import op_diff_note
+
+    attach(attached, lambda run_id: op_diff_note(run_id, explanation_dict(explanation)))

@@ -25,6 +25,7 @@ from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import plan_site
 from torch_bench.render.size_guard import SizeLimit
 from torch_bench.render.writer import SITE_MARKER, write_site
+from torch_bench.store.notes import Notes, read_notes
 from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
@@ -79,7 +80,8 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
                keep: tuple[str, ...] = (),
                progress: Callable[[str], None] = lambda message: None,
                moved: Mapping[str, Path] | None = None, carried: Iterable[str] = (),
-               cache_dir: Path | None = None, size_limit: SizeLimit | None = None) -> Path:
+               cache_dir: Path | None = None, size_limit: SizeLimit | None = None,
+               notes: Notes | None = None) -> Path:
     """Build the site into `out`. The build cache (change-point memo) is kept in the site,
     or in `cache_dir` when given (then `moved` files go there too, after the site is
     written). A site over `size_limit` (default: GitHub Pages') is refused."""
@@ -90,7 +92,8 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
         remembered = remembering_finder(cache_dir or Path(out) / paths.BUILD_CACHE_DIR)
     if remembered is not None:
         finder = remembered[0]
-    plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None)
+    plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None,
+                     notes)
     progress("change points searched")
     memo = remembered[1]() if remembered is not None else None
     if cache_dir is None:
@@ -112,7 +115,12 @@ def build_site_from_data(data: str | os.PathLike, out: str | os.PathLike, *,
                          cache_dir: Path | None = None, **options: Any) -> Path:
     """Build the site of a data folder, reading only the data files the build cache does not
     already hold (history_cache.py): the cache of the site at `out`, kept there, or the one
-    in `cache_dir` when given (a folder of its own, say one CI restores between jobs)."""
+    in `cache_dir` when given (a folder of its own, say one CI restores between jobs). The
+    run notes (store/notes.py) are read whole each time: they are few and small."""
+    notes, bad_notes = read_notes(Path(data))
+    for message in bad_notes:
+        problem(message)
+    options = {"notes": notes, **options}
     if cache_dir is not None:
         history = load_columns(data, cache_dir, where, progress,
                                scratch_in=cache_dir.resolve().parent)

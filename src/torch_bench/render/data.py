@@ -8,7 +8,8 @@ Contract with static/dashboard.js -- a series' head file:
                                                        # segments of packed files (packs.py)
      "run_tables": [file],                             # the run tables its points refer to
      "points": {"run", "env", "median", "q1", "q3", "n"},  # one entry per point, oldest first
-     "env_changes": [{"index", "label"}], "change_points": [{"index", "ratio", "regression"}],
+     "env_changes": [{"index", "label"}],
+     "change_points": [{"index", "ratio", "regression", "note"?}],  # note: the run's notes
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
 A point's "run" is the run's position in the history; run table k (paths.run_table) holds
 what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
@@ -44,9 +45,12 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
                    change_marks: Sequence[ChangeMark],
                    overlays: Mapping[str, list[dict[str, str]]],
                    chunks: Sequence[Mapping[str, Any]] = (),
-                   run_tables: Sequence[str] = ()) -> dict[str, Any]:
+                   run_tables: Sequence[str] = (),
+                   noted: Mapping[int, str] | None = None) -> dict[str, Any]:
     """The head file of a series: what describes it, where its complete chunks are
-    (`chunks`, CHUNK_POINTS points each, oldest first) and its points after them."""
+    (`chunks`, CHUNK_POINTS points each, oldest first) and its points after them.
+    `noted`: change point index -> what its marker adds (render/notes.py)."""
+    noted = noted or {}
     pts = series.points
     codes, labels = environment_index(pts)
     first = len(chunks) * CHUNK_POINTS
@@ -65,7 +69,9 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "points": head_points(pts[first:], codes[first:]),
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
         "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
-                           "regression": m.regression} for m in change_marks],
+                           "regression": m.regression,
+                           **({"note": noted[m.index]} if m.index in noted else {})}
+                          for m in change_marks],
         "overlays": dict(overlays),
     }
 

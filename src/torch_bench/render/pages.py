@@ -15,6 +15,7 @@ from torch_bench.render.measured import measured_or_none, shown_value
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.names import short_names
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
+from torch_bench.render.notes import Notes, marker_labels, marker_notes
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.render.svg_chart import trend_chart
 from torch_bench.render.trends import chart_points, headline, series_chart
@@ -214,12 +215,14 @@ def _natural(text: str) -> tuple:
 
 
 def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
-                      overlay_facets: Sequence[str], band: NoiseBand | None = None) -> dict:
+                      overlay_facets: Sequence[str], band: NoiseBand | None = None,
+                      notes: Notes | None = None) -> dict:
     recent = list(reversed(series.points[-BENCHMARK_TABLE_ROWS:]))
     labels = {f.key: f.label for f in FACETS}
     band = band or noise_band(series, model.baseline_branch, marks)
+    noted = marker_labels(series, marks, notes or {})
     return {
-        "chart": series_chart(series, marks, band, model.baseline_branch),
+        "chart": series_chart(series, marks, band, model.baseline_branch, noted=noted),
         "chart_points": chart_points(series, marks, band, model.baseline_branch),
         "headline": headline(series, band, model.baseline_branch),
         "series": series,
@@ -231,7 +234,9 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         "branches": sorted(b for b in series.points.branches() if b),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
         "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
-                     "css": "worse" if m.regression else "better"} for m in marks],
+                     "css": "worse" if m.regression else "better", **noted}
+                    for m, noted in zip(marks, marker_notes(series, marks, notes or {}),
+                                        strict=True)],
     }
 
 

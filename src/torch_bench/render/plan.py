@@ -21,6 +21,7 @@ from torch_bench.render.model import (
     no_change_points,
 )
 from torch_bench.render.noise_band import NoiseBand, noise_band
+from torch_bench.render.notes import Notes, marker_labels, marker_notes
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -58,7 +59,9 @@ class SitePlan:
 
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
-              change_point_window: int | None = None) -> SitePlan:
+              change_point_window: int | None = None, notes: Notes | None = None) -> SitePlan:
+    """`notes`: the data folder's run notes (store/notes.py), shown at change points."""
+    notes = notes or {}
     marks = all_change_marks(model.series, model.baseline_branch, finder, change_point_window)
     bands = {s.key: noise_band(s, model.baseline_branch, marks[s.key]) for s in model.series}
     siblings = data.overlay_siblings(model)
@@ -88,14 +91,14 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
         key = series_key(series, digests, marks[series.key], bands[series.key], nav,
                          model.baseline_branch,
                          {f: [s.key for s in members] for f, members in siblings_of.items()},
-                         chunks, run_tables)
+                         chunks, run_tables, notes_of(series, marks[series.key], notes))
         groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
                                        paths.trend_data(series)),
                                  lambda series=series, chunks=chunks, run_tables=run_tables:
                                  benchmark_outputs(model, series, marks[series.key],
                                                    bands[series.key],
                                                    siblings.get(series.key, {}), nav, chunks,
-                                                   run_tables)))
+                                                   run_tables, notes)))
     groups.extend(pack_groups(pack_members))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
@@ -107,6 +110,11 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     return SitePlan(tuple(site_pages), tuple(data_files), tuple(groups))
 
 
+def notes_of(series: Series, marks: Sequence[ChangeMark], notes: Notes) -> list:
+    """What the notes show on this benchmark's page (part of its content key)."""
+    return marker_notes(series, marks, notes) if notes else []
+
+
 def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, Any]) -> Page:
     return Page(path, template, {**context, "nav": nav, "page_path": path,
                                  "root": paths.root_of(path), "plotly_file": paths.PLOTLY_FILE})
@@ -115,19 +123,20 @@ def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, An
 def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
                       band: NoiseBand, siblings: Mapping[str, list[Series]],
                       nav: dict[str, Any], chunks: Sequence[Mapping[str, Any]] = (),
-                      run_tables: Sequence[str] = ()) -> Outputs:
+                      run_tables: Sequence[str] = (), notes: Notes | None = None) -> Outputs:
     """One benchmark's page, history head file and trend-card file."""
     path = paths.benchmark_page(series)
     root = paths.root_of(path)
     facet_param = {f.key: param_for_facet(f, series.params) for f in PARAM_FACETS}
     overlays = data.overlay_entries(siblings, facet_param, path)
     page = page_of(path, "benchmark.html", pages.benchmark_context(
-        model, series, marks, [*overlays, *ENV_OVERLAYS], band), nav)
+        model, series, marks, [*overlays, *ENV_OVERLAYS], band, notes), nav)
     return Outputs((page,), (
         (paths.series_data(series),
          data.series_payload(series, env_changes(series.points), marks, overlays,
                              [{**chunk, "file": root + chunk["file"]} for chunk in chunks],
-                             [root + table for table in run_tables])),
+                             [root + table for table in run_tables],
+                             marker_labels(series, marks, notes or {}))),
         (paths.trend_data(series),
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 

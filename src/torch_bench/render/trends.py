@@ -95,8 +95,11 @@ def window_start(series: Series, points: int = TREND_POINTS) -> int:
 
 
 def series_chart(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
-                 baseline_branch: str | None, points: int = TREND_POINTS) -> Chart:
-    """The chart of the newest `points` points, with axes, noise band and change points."""
+                 baseline_branch: str | None, points: int = TREND_POINTS,
+                 noted: Mapping[int, str] | None = None) -> Chart:
+    """The chart of the newest `points` points, with axes, noise band and change points
+    (`noted`: point index -> what the marker adds, for runs with notes: render/notes.py)."""
+    noted = noted or {}
     first = window_start(series, points)
     recent = series.points[first:]
     infos = series.points.table.infos
@@ -109,7 +112,9 @@ def series_chart(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
         change_points=[ChangePoint(m.index - first, m.regression,
                                    f"change point {format_change(m.ratio - 1)}: "
                                    f"{runs[m.index - first].date} "
-                                   f"{runs[m.index - first].short_sha}") for m in inside],
+                                   f"{runs[m.index - first].short_sha}"
+                                   + (f" — {noted[m.index]}" if m.index in noted else ""))
+                       for m in inside],
         env_changes=[(c.index - first, c.label) for c in env_changes(series.points)
                      if c.index > first],
         quartiles=(recent.q1.tolist(), recent.q3.tolist()))

@@ -5,6 +5,7 @@
     <data>/exports/<YYYY>/<MM>/<run_id>.aipep.txt  AI-PEP export of that run
     <data>/archive/<YYYY>/<MM>-<digest>.parquet    runs folded by `torch-bench data compact`
     <data>/archive/<YYYY>/<MM>-<digest>.json.gz    the same, as older versions wrote them
+    <data>/notes/<YYYY>/<MM>/<run_id>.<kind>.json  a run's notes (store/notes.py)
 
 Every run adds new files only, so writers on different runners never touch the same path.
 The dashboard's JavaScript does not read these paths; it reads the site's own data files.

@@ -23,6 +23,7 @@ from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.git import Credentials, Git, GitError
+from torch_bench.store.notes import note_file
 from torch_bench.store.retry import (
     PushOutcome,
     RetryPolicy,
@@ -78,15 +79,23 @@ def resolve_remote(remote: str) -> str:
     return remote
 
 
-def planned_files(runs: Iterable[Run], prefix: PurePosixPath) -> dict[str, tuple[str, bytes]]:
-    """path in the branch -> (run id, content) for every file the runs add."""
-    return {str(prefix / path): (run.run_id, data)
-            for run in runs for path, data in run_files_of(run).items()}
+def planned_files(runs: Iterable[Run], prefix: PurePosixPath,
+                  notes: Iterable[tuple[Run, dict]] = ()) -> dict[str, tuple[str, bytes]]:
+    """path in the branch -> (run id, content) for every file the runs and the run notes
+    (each with the run it belongs to) add."""
+    files = {str(prefix / path): (run.run_id, data)
+             for run in runs for path, data in run_files_of(run).items()}
+    files.update({str(prefix / path): (run.run_id, data)
+                  for run, note in notes for path, data in note_file(run, note).items()})
+    return files
 
 
-def commit_message(run_ids: Sequence[str]) -> str:
+def commit_message(run_ids: Sequence[str], what: str = "run") -> str:
+    """`what`: "run" when runs are added, "note" when only notes of runs are."""
     shown = ", ".join(run_ids[:3]) + (f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else "")
-    return f"torch-bench: add {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}: {shown}\n"
+    runs = f"{len(run_ids)} run{'s' if len(run_ids) != 1 else ''}"
+    return f"torch-bench: add {runs}: {shown}\n" if what == "run" \
+        else f"torch-bench: add notes of {runs}: {shown}\n"
 
 
 def store_runs(
@@ -98,9 +107,11 @@ def store_runs(
     rng: random.Random | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    notes: Sequence[tuple[Run, dict]] = (),
 ) -> StoreReport:
+    """Add the runs' files, and the run notes' (each with its run), in one commit."""
     prefix = data_prefix(target.folder)
-    files = planned_files(runs, prefix)
+    files = planned_files(runs, prefix, notes)
     directories = directories_of([*files])
     rng = rng or random.Random()
     where = f"{display_url(target.remote)} (branch {target.branch})"
@@ -123,7 +134,7 @@ def store_runs(
                 if not added:
                     return StoreReport((), present, None, attempt)
                 commit = _commit(git, tip, trees, root, Path(scratch) / "trees",
-                                 commit_message(added))
+                                 commit_message(added, "run" if runs else "note"))
                 done = git.run("push", "--porcelain", "--no-verify", "origin",
                                f"{commit}:refs/heads/{target.branch}", check=False)
                 outcome = classify_push(done.returncode, done.stdout, done.stderr,

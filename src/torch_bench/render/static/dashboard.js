@@ -644,7 +644,8 @@
         const xs = spec.lines[0].x;
         spec.changePoints = full.change_points.filter((c) => where.has(c.index)).map((c) => ({
           x: xs[where.get(c.index)], y: full.points.median[c.index], css: c.regression ? "worse" : "better",
-          label: "change point " + ((c.ratio - 1) * 100 >= 0 ? "+" : "") + ((c.ratio - 1) * 100).toFixed(1) + "%" }));
+          label: "change point " + ((c.ratio - 1) * 100 >= 0 ? "+" : "") + ((c.ratio - 1) * 100).toFixed(1) + "%"
+            + (c.note ? " — " + c.note : "") }));
         spec.envLines = full.env_changes.filter((c) => where.has(c.index) && where.get(c.index) > 0).map((c) => ({
           x: (xs[where.get(c.index)] + xs[where.get(c.index) - 1]) / 2, label: c.label }));
         spec.spread = { q1: pick(full.points.q1, main.indexes), q3: pick(full.points.q3, main.indexes) };
