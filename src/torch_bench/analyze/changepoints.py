@@ -161,6 +161,9 @@ def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change
 def _search_arrays(arrays: list[np.ndarray], min_change: float,
                    min_segment: int) -> list[list[int]]:
     """`_search_pieces` of separate arrays (pieces of one series or of several)."""
+    kernel = _compiled_pelt()
+    if kernel is not None and arrays:
+        return _search_compiled(kernel, arrays, min_change, min_segment)
     found = []
     for first in range(0, len(arrays), PIECES_PER_BATCH):
         batch = arrays[first:first + PIECES_PER_BATCH]
@@ -173,6 +176,53 @@ def _search_arrays(arrays: list[np.ndarray], min_change: float,
                                strict=True):
             found.append(_merge(piece, [0, *ends[:-1]], min_change)[0])
     return found
+
+
+@functools.cache
+def _compiled_pelt():
+    """`pelt_kernel.pelt_previous` (the table search's recursion, compiled), or None without
+    numba."""
+    try:
+        from torch_bench.analyze import pelt_kernel
+    except ImportError:
+        return None
+    return pelt_kernel.pelt_previous
+
+
+def _search_compiled(kernel, arrays: list[np.ndarray], min_change: float,
+                     min_segment: int) -> list[list[int]]:
+    """`_search_arrays` with the compiled recursion: every piece in one call."""
+    logs = [np.log(piece) for piece in arrays]
+    offsets = np.cumsum([0, *(piece.size for piece in arrays)])
+    betas = _search_penalties(logs)
+    previous = kernel(np.concatenate(logs), offsets, betas, min_segment).tolist()
+    found = []
+    for p, piece in enumerate(arrays):
+        first = int(offsets[p]) + p
+        n, ends = piece.size, []
+        while n > 0:
+            ends.append(n)
+            n = previous[first + n]
+        found.append(_merge(piece, [0, *ends[:0:-1]], min_change)[0])
+    return found
+
+
+def _search_penalties(logs: list[np.ndarray]) -> np.ndarray:
+    """`_search_penalty` of each row, rows of one length at a time (the same medians, the same
+    arithmetic, in one numpy call per length instead of one per row)."""
+    betas = np.empty(len(logs))
+    by_size: dict[int, list[int]] = {}
+    for row, values in enumerate(logs):
+        by_size.setdefault(values.size, []).append(row)
+    for size, rows in by_size.items():
+        if size < 3:  # fewer than two differences: no noise scale to take
+            betas[rows] = [_search_penalty(logs[row]) for row in rows]
+            continue
+        diffs = np.diff(np.stack([logs[row] for row in rows]), axis=1)
+        spread = np.median(np.abs(diffs - np.median(diffs, axis=1, keepdims=True)), axis=1)
+        found = 2.0 * math.log(size) * (1.4826 * spread / math.sqrt(2))
+        betas[rows] = np.where(found > 0, found, 1e-12)
+    return betas
 
 
 def _pelt_l1_table(stacked: np.ndarray, sizes: list[int], beta: np.ndarray,
@@ -309,9 +359,19 @@ def _band_layout(m: int, shortest: int):
 
 # -- Merging small and transient changes, and describing the segments ---------------------------
 
+def _median(values: np.ndarray) -> float:
+    """`np.median` of a 1-D array to the last bit, without its overhead on short arrays: the
+    middle value, or (a + b) / 2 of the middle two, as np.mean sums and divides them."""
+    ordered = np.sort(values)
+    middle = ordered.size // 2
+    if ordered.size % 2:
+        return float(ordered[middle])
+    return float((ordered[middle - 1] + ordered[middle]) / 2)
+
+
 def _medians(series: np.ndarray, starts: list[int]) -> list[float]:
     bounds = [*starts, len(series)]
-    return [float(np.median(series[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [_median(series[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _merge(series: np.ndarray, starts: list[int],
@@ -337,7 +397,7 @@ def _merge_small(series: np.ndarray, starts: list[int], medians: list[float],
             break
         del starts[smallest + 1]
         end = starts[smallest + 1] if smallest + 1 < len(starts) else len(series)
-        medians[smallest:smallest + 2] = [float(np.median(series[starts[smallest]:end]))]
+        medians[smallest:smallest + 2] = [_median(series[starts[smallest]:end])]
         del sizes[smallest]
         if smallest > 0:
             sizes[smallest - 1] = abs(math.log(medians[smallest] / medians[smallest - 1]))
@@ -360,7 +420,7 @@ def _merge_transients(series: np.ndarray, starts: list[int], medians: list[float
             break
         _, i = min(transients)
         del starts[i:i + 2]
-        medians[i - 1:i + 2] = [float(np.median(series[bounds[i - 1]:bounds[i + 2]]))]
+        medians[i - 1:i + 2] = [_median(series[bounds[i - 1]:bounds[i + 2]])]
         _merge_small(series, starts, medians, min_change)
 
 
