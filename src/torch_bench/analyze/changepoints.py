@@ -148,6 +148,7 @@ MAX_TABLE_SEARCH = 128  # numpy sums rows of up to 128 values in one block of ac
 PIECES_PER_BATCH = 48  # pieces searched together: bounds the memory of the cost tables
 BLOCK = 8  # numpy's pairwise sum: accumulators
 FEW_PIECES = 3  # searched one by one in plain Python
+COMPILED_BATCH = 4096  # pieces per call of the compiled search
 
 
 def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change: float,
@@ -191,19 +192,22 @@ def _compiled_pelt():
 
 def _search_compiled(kernel, arrays: list[np.ndarray], min_change: float,
                      min_segment: int) -> list[list[int]]:
-    """`_search_arrays` with the compiled recursion: every piece in one call."""
-    logs = [np.log(piece) for piece in arrays]
-    offsets = np.cumsum([0, *(piece.size for piece in arrays)])
-    betas = _search_penalties(logs)
-    previous = kernel(np.concatenate(logs), offsets, betas, min_segment).tolist()
+    """`_search_arrays` with the compiled recursion, COMPILED_BATCH pieces per call (so a
+    cold build's memory does not grow with the number of pieces)."""
     found = []
-    for p, piece in enumerate(arrays):
-        first = int(offsets[p]) + p
-        n, ends = piece.size, []
-        while n > 0:
-            ends.append(n)
-            n = previous[first + n]
-        found.append(_merge(piece, [0, *ends[:0:-1]], min_change)[0])
+    for first in range(0, len(arrays), COMPILED_BATCH):
+        batch = arrays[first:first + COMPILED_BATCH]
+        logs = [np.log(piece) for piece in batch]
+        offsets = np.cumsum([0, *(piece.size for piece in batch)])
+        betas = _search_penalties(logs)
+        previous = kernel(np.concatenate(logs), offsets, betas, min_segment).tolist()
+        for p, piece in enumerate(batch):
+            first_end = int(offsets[p]) + p
+            n, ends = piece.size, []
+            while n > 0:
+                ends.append(n)
+                n = previous[first_end + n]
+            found.append(_merge(piece, [0, *ends[:0:-1]], min_change)[0])
     return found
 
 
