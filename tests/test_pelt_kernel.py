@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import torch_bench.analyze
+from test_changepoint_sameness import assert_same, level_series, oracle_find_change_points_whole
 from torch_bench.analyze import changepoints
 from torch_bench.analyze.changepoints import (
     MAX_TABLE_SEARCH,
@@ -25,9 +26,15 @@ from torch_bench.analyze.changepoints import (
     _search_penalty,
     find_change_points,
     find_change_points_many,
+    find_change_points_whole,
 )
 
 pytest.importorskip("numba")
+
+
+@pytest.fixture(autouse=True)
+def compiled_for_any_number_of_pieces(monkeypatch):
+    monkeypatch.setattr(changepoints, "COMPILED_FROM", 1)
 
 
 def table_search(monkeypatch, arrays: list[np.ndarray]) -> list[list[int]]:
@@ -114,3 +121,19 @@ def test_without_numba_the_table_search_gives_the_same_change_points(monkeypatch
         assert find_change_points(values) == compiled
     finally:
         changepoints._compiled_pelt.cache_clear()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(level_series())
+def test_the_compiled_search_gives_the_change_points_of_the_per_step_search(values):
+    assert_same(find_change_points_whole(values), oracle_find_change_points_whole(values))
+
+
+def test_a_one_run_update_does_not_wait_for_the_compiler(monkeypatch):
+    monkeypatch.undo()  # the real threshold
+    compiled = []
+    monkeypatch.setattr(changepoints, "_compiled_pelt", lambda: compiled.append(1))
+    rng = np.random.default_rng(2)
+    find_change_points_many([10 * np.exp(rng.normal(0, 0.01, 60)) for _ in range(1000)])
+    assert compiled == []

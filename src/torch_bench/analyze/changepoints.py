@@ -149,6 +149,9 @@ PIECES_PER_BATCH = 48  # pieces searched together: bounds the memory of the cost
 BLOCK = 8  # numpy's pairwise sum: accumulators
 FEW_PIECES = 3  # searched one by one in plain Python
 COMPILED_BATCH = 4096  # pieces per call of the compiled search
+# Fewer pieces (a one-run update: one or two per benchmark) are searched by the table search:
+# compiling the recursion where no cache of it is kept (a fresh CI job) takes 5-15 s.
+COMPILED_FROM = 4096
 
 
 def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change: float,
@@ -162,8 +165,8 @@ def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change
 def _search_arrays(arrays: list[np.ndarray], min_change: float,
                    min_segment: int) -> list[list[int]]:
     """`_search_pieces` of separate arrays (pieces of one series or of several)."""
-    kernel = _compiled_pelt()
-    if kernel is not None and arrays:
+    kernel = _compiled_pelt() if len(arrays) >= COMPILED_FROM else None
+    if kernel is not None:
         return _search_compiled(kernel, arrays, min_change, min_segment)
     found = []
     for first in range(0, len(arrays), PIECES_PER_BATCH):
