@@ -34,7 +34,8 @@ How the search is made fast without changing a single answer: a series of up to
 computed at once, for many series together, and the PELT recursion then reads that table.
 Each cost is summed in exactly the order numpy's pairwise sum uses for the per-step search
 (`_pelt_l1`, kept for longer series), so every cost, and so every decision, is bit-for-bit
-the same.
+the same. With numba installed, a search of many pieces at once (a cold build) runs the same
+recursion compiled instead (`pelt_kernel.py`), computing only the costs it asks for.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def _compiled_pelt():
     numba."""
     try:
         from torch_bench.analyze import pelt_kernel
-    except ImportError:
+    except (ImportError, RuntimeError):  # no numba, or no folder to cache its compiled code in
         return None
     return pelt_kernel.pelt_previous
 
