@@ -34,7 +34,8 @@ How the search is made fast without changing a single answer: a series of up to
 computed at once, for many series together, and the PELT recursion then reads that table.
 Each cost is summed in exactly the order numpy's pairwise sum uses for the per-step search
 (`_pelt_l1`, kept for longer series), so every cost, and so every decision, is bit-for-bit
-the same.
+the same. With numba installed, a search of many pieces at once (a cold build) runs the same
+recursion compiled instead (`pelt_kernel.py`), computing only the costs it asks for.
 """
 
 from __future__ import annotations
@@ -148,6 +149,10 @@ MAX_TABLE_SEARCH = 128  # numpy sums rows of up to 128 values in one block of ac
 PIECES_PER_BATCH = 48  # pieces searched together: bounds the memory of the cost tables
 BLOCK = 8  # numpy's pairwise sum: accumulators
 FEW_PIECES = 3  # searched one by one in plain Python
+COMPILED_BATCH = 4096  # pieces per call of the compiled search
+# Fewer pieces (a one-run update: one or two per benchmark) are searched by the table search:
+# compiling the recursion where no cache of it is kept (a fresh CI job) takes 5-15 s.
+COMPILED_FROM = 4096
 
 
 def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change: float,
@@ -161,6 +166,9 @@ def _search_pieces(series: np.ndarray, pieces: list[tuple[int, int]], min_change
 def _search_arrays(arrays: list[np.ndarray], min_change: float,
                    min_segment: int) -> list[list[int]]:
     """`_search_pieces` of separate arrays (pieces of one series or of several)."""
+    kernel = _compiled_pelt() if len(arrays) >= COMPILED_FROM else None
+    if kernel is not None:
+        return _search_compiled(kernel, arrays, min_change, min_segment)
     found = []
     for first in range(0, len(arrays), PIECES_PER_BATCH):
         batch = arrays[first:first + PIECES_PER_BATCH]
@@ -173,6 +181,56 @@ def _search_arrays(arrays: list[np.ndarray], min_change: float,
                                strict=True):
             found.append(_merge(piece, [0, *ends[:-1]], min_change)[0])
     return found
+
+
+@functools.cache
+def _compiled_pelt():
+    """`pelt_kernel.pelt_previous` (the table search's recursion, compiled), or None without
+    numba."""
+    try:
+        from torch_bench.analyze import pelt_kernel
+    except (ImportError, RuntimeError):  # no numba, or no folder to cache its compiled code in
+        return None
+    return pelt_kernel.pelt_previous
+
+
+def _search_compiled(kernel, arrays: list[np.ndarray], min_change: float,
+                     min_segment: int) -> list[list[int]]:
+    """`_search_arrays` with the compiled recursion, COMPILED_BATCH pieces per call (so a
+    cold build's memory does not grow with the number of pieces)."""
+    found = []
+    for first in range(0, len(arrays), COMPILED_BATCH):
+        batch = arrays[first:first + COMPILED_BATCH]
+        logs = [np.log(piece) for piece in batch]
+        offsets = np.cumsum([0, *(piece.size for piece in batch)])
+        betas = _search_penalties(logs)
+        previous = kernel(np.concatenate(logs), offsets, betas, min_segment).tolist()
+        for p, piece in enumerate(batch):
+            first_end = int(offsets[p]) + p
+            n, ends = piece.size, []
+            while n > 0:
+                ends.append(n)
+                n = previous[first_end + n]
+            found.append(_merge(piece, [0, *ends[:0:-1]], min_change)[0])
+    return found
+
+
+def _search_penalties(logs: list[np.ndarray]) -> np.ndarray:
+    """`_search_penalty` of each row, rows of one length at a time (the same medians, the same
+    arithmetic, in one numpy call per length instead of one per row)."""
+    betas = np.empty(len(logs))
+    by_size: dict[int, list[int]] = {}
+    for row, values in enumerate(logs):
+        by_size.setdefault(values.size, []).append(row)
+    for size, rows in by_size.items():
+        if size < 3:  # fewer than two differences: no noise scale to take
+            betas[rows] = [_search_penalty(logs[row]) for row in rows]
+            continue
+        diffs = np.diff(np.stack([logs[row] for row in rows]), axis=1)
+        spread = np.median(np.abs(diffs - np.median(diffs, axis=1, keepdims=True)), axis=1)
+        found = 2.0 * math.log(size) * (1.4826 * spread / math.sqrt(2))
+        betas[rows] = np.where(found > 0, found, 1e-12)
+    return betas
 
 
 def _pelt_l1_table(stacked: np.ndarray, sizes: list[int], beta: np.ndarray,
@@ -309,9 +367,19 @@ def _band_layout(m: int, shortest: int):
 
 # -- Merging small and transient changes, and describing the segments ---------------------------
 
+def _median(values: np.ndarray) -> float:
+    """`np.median` of a 1-D array to the last bit, without its overhead on short arrays: the
+    middle value, or (a + b) / 2 of the middle two, as np.mean sums and divides them."""
+    ordered = np.sort(values)
+    middle = ordered.size // 2
+    if ordered.size % 2:
+        return float(ordered[middle])
+    return float((ordered[middle - 1] + ordered[middle]) / 2)
+
+
 def _medians(series: np.ndarray, starts: list[int]) -> list[float]:
     bounds = [*starts, len(series)]
-    return [float(np.median(series[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [_median(series[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _merge(series: np.ndarray, starts: list[int],
@@ -337,7 +405,7 @@ def _merge_small(series: np.ndarray, starts: list[int], medians: list[float],
             break
         del starts[smallest + 1]
         end = starts[smallest + 1] if smallest + 1 < len(starts) else len(series)
-        medians[smallest:smallest + 2] = [float(np.median(series[starts[smallest]:end]))]
+        medians[smallest:smallest + 2] = [_median(series[starts[smallest]:end])]
         del sizes[smallest]
         if smallest > 0:
             sizes[smallest - 1] = abs(math.log(medians[smallest] / medians[smallest - 1]))
@@ -360,7 +428,7 @@ def _merge_transients(series: np.ndarray, starts: list[int], medians: list[float
             break
         _, i = min(transients)
         del starts[i:i + 2]
-        medians[i - 1:i + 2] = [float(np.median(series[bounds[i - 1]:bounds[i + 2]]))]
+        medians[i - 1:i + 2] = [_median(series[bounds[i - 1]:bounds[i + 2]])]
         _merge_small(series, starts, medians, min_change)
 
 
