@@ -302,3 +302,16 @@ def test_a_white_share_of_the_variance_remembers_nothing():
     factor = memory_factor(0.7, n, k, white=0.5)
     assert difference.var() / (pooled * (1 / n + 1 / k) * factor) == pytest.approx(1.0, abs=0.04)
     assert factor < memory_factor(0.7, n, k)
+
+
+def test_five_runs_of_history_are_enough_to_find_memory_in_most_suites():
+    rng = np.random.default_rng(45)
+
+    def found(rho: float) -> float:
+        suites = [ar_runs(rng, rho, 12, 6) * 0.02 for _ in range(300)]  # 12 benchmarks
+        return float(np.mean([suite_autocorrelation([evidence_from_groups(x[:5], x[5:])
+                                                     for x in suite]) > 0
+                              for suite in suites]))
+
+    assert found(0.7) > 0.85
+    assert found(0.0) < 0.2  # a fleet without memory seldom pays for it
