@@ -5,10 +5,10 @@ Under the null the head is one more run like the reference runs. Taking each ref
 turn as if it were the head (`prediction_residuals`) shows what the head's t can do: when
 those residuals are fitted better by a Student-t than by a normal (`learn_tails`), the rule
 takes its p-values from that heavier tail where it is the more cautious. When consecutive runs
-are clearly correlated (`suite_autocorrelation`), the head's runs differ from the mean of the
-runs before them by more than independent runs would (`memory_factor`), and the rule widens its
-scale by that much. A fleet without heavy tails or memory pays nothing for either. Pure
-numpy: no scipy, so commands that only read stay light.
+are correlated (`suite_autocorrelation`), the head's runs differ from the mean of the runs
+before them by more than independent runs would (`memory_factor`), and the rule widens its
+scale by that much. A fleet without heavy tails pays nothing for them; one without memory
+seldom pays for it, and little. Pure numpy: no scipy, so commands that only read stay light.
 """
 
 from __future__ import annotations
