@@ -67,3 +67,13 @@ def test_a_cell_is_clearly_above_the_per_pr_level_only_when_its_lower_bound_is()
     assert script.wilson_lower(0.10, 250) > 0.05  # 25 of 250: clearly above 5%
     assert script.wilson_lower(0.07, 250) < 0.05 < script.wilson_upper(0.07, 250)
     assert 0.0 <= script.wilson_lower(0.0, 250) < script.wilson_upper(0.0, 250)
+
+
+def test_a_whole_suite_draw_slows_every_timing_and_the_oracle_sees_it():
+    script = load_script()
+    rng = np.random.default_rng(8)
+    past, now, stat = script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.10)
+    assert past.shape[:2] == (10, 12) and now.shape[:2] == (1, 12)
+    assert abs(stat - math.log(1.10)) < 0.05
+    nulls = [script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.0)[2] for _ in range(200)]
+    assert abs(float(np.mean(nulls))) < 0.01 and float(np.quantile(nulls, 0.99)) < 0.08

@@ -12,6 +12,7 @@ from torch_bench.analyze.moderation import Prior, digamma, fit_prior, trigamma
 from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
 from torch_bench.analyze.null_shape import (
     Tails,
+    expected_lag_one,
     learn_tails,
     memory_factor,
     suite_autocorrelation,
@@ -254,6 +255,63 @@ def test_head_runs_measured_one_after_another_widen_the_scale_by_their_own_memor
     for i in range(1, n + k):
         x[:, i] = rho * x[:, i - 1] + rng.normal(0, math.sqrt(1 - rho * rho), draws)
     difference = x[:, n:].mean(axis=1) - x[:, :n].mean(axis=1)  # three head runs vs ten
-    assumed = x[:, :n].var(axis=1, ddof=1).mean() * (1 / n + 1 / k)
-    assert difference.var() / (assumed * memory_factor(rho, n, k)) == pytest.approx(1.0, abs=0.1)
+    # the rule pools the variance within the reference runs and within the head's
+    pooled = ((x[:, :n].var(axis=1) * n + x[:, n:].var(axis=1) * k) / (n - 1 + k - 1)).mean()
+    assumed = pooled * (1 / n + 1 / k)
+    assert difference.var() / (assumed * memory_factor(rho, n, k)) == pytest.approx(1.0, abs=0.04)
     assert memory_factor(rho, n, 1) == memory_factor(rho, n)
+
+
+def ar_runs(rng, rho: float, draws: int, runs: int) -> np.ndarray:
+    """`draws` series of `runs` AR(1) values of unit variance."""
+    x = np.empty((draws, runs))
+    x[:, 0] = rng.normal(size=draws)
+    for i in range(1, runs):
+        x[:, i] = rho * x[:, i - 1] + rng.normal(0, math.sqrt(1 - rho * rho), draws)
+    return x
+
+
+def test_the_expected_autocorrelation_of_short_series_is_far_below_their_memory():
+    x = ar_runs(np.random.default_rng(41), 0.7, 20000, 5)
+    centred = x - x.mean(axis=1, keepdims=True)
+    pooled = (centred[:, :-1] * centred[:, 1:]).sum() / (centred * centred).sum()
+    assert expected_lag_one(0.7, 5) == pytest.approx(pooled, abs=0.02)
+    assert expected_lag_one(0.7, 5) < 0.3
+    assert expected_lag_one(0.0, 5) == pytest.approx(-1 / 5)
+
+
+def test_memory_is_found_in_full_in_short_histories_and_under_the_samples_own_noise():
+    rng = np.random.default_rng(42)
+    remembered = ar_runs(rng, 0.7, 60, 9) * 0.02  # 60 benchmarks, 8 runs of history, 1 head
+    assert suite_autocorrelation([evidence_from_groups(x[:8], x[8:])
+                                  for x in remembered]) == pytest.approx(0.7, abs=0.08)
+    # half of each run's variance is its median's sampling noise, which nothing remembers;
+    # the head's samples say how large it is
+    white = rng.normal(0, 0.02, remembered.shape)
+    noisy = [evidence_from_groups(x[:8], x[8:], head_within=0.02 ** 2)
+             for x in remembered + white]
+    assert suite_autocorrelation(noisy) == pytest.approx(0.7, abs=0.1)
+
+
+def test_a_white_share_of_the_variance_remembers_nothing():
+    rng = np.random.default_rng(43)
+    n, k, draws = 10, 3, 20000
+    x = ar_runs(rng, 0.7, draws, n + k) + rng.normal(0, 1, (draws, n + k))  # half white
+    difference = x[:, n:].mean(axis=1) - x[:, :n].mean(axis=1)
+    pooled = ((x[:, :n].var(axis=1) * n + x[:, n:].var(axis=1) * k) / (n - 1 + k - 1)).mean()
+    factor = memory_factor(0.7, n, k, white=0.5)
+    assert difference.var() / (pooled * (1 / n + 1 / k) * factor) == pytest.approx(1.0, abs=0.04)
+    assert factor < memory_factor(0.7, n, k)
+
+
+def test_five_runs_of_history_are_enough_to_find_memory_in_most_suites():
+    rng = np.random.default_rng(45)
+
+    def found(rho: float) -> float:
+        suites = [ar_runs(rng, rho, 12, 6) * 0.02 for _ in range(300)]  # 12 benchmarks
+        return float(np.mean([suite_autocorrelation([evidence_from_groups(x[:5], x[5:])
+                                                     for x in suite]) > 0
+                              for suite in suites]))
+
+    assert found(0.7) > 0.85
+    assert found(0.0) < 0.2  # a fleet without memory seldom pays for it

@@ -5,10 +5,10 @@ Under the null the head is one more run like the reference runs. Taking each ref
 turn as if it were the head (`prediction_residuals`) shows what the head's t can do: when
 those residuals are fitted better by a Student-t than by a normal (`learn_tails`), the rule
 takes its p-values from that heavier tail where it is the more cautious. When consecutive runs
-are clearly correlated (`suite_autocorrelation`), the head's runs differ from the mean of the
-runs before them by more than independent runs would (`memory_factor`), and the rule widens its
-scale by that much. A fleet without heavy tails or memory pays nothing for either. Pure
-numpy: no scipy, so commands that only read stay light.
+are correlated (`suite_autocorrelation`), the head's runs differ from the mean of the runs
+before them by more than independent runs would (`memory_factor`), and the rule widens its
+scale by that much. A fleet without heavy tails pays nothing for them; one without memory
+seldom pays for it, and little. Pure numpy: no scipy, so commands that only read stay light.
 """
 
 from __future__ import annotations
@@ -100,42 +100,118 @@ def learn_tails(residuals: np.ndarray) -> Tails:
     return Tails(float(df), float(scale), int(x.size))
 
 
+def white_share(e: Evidence, rho: float) -> float:
+    """The share of a benchmark's run-to-run variance that is its median's own sampling noise
+    (from the head's samples), which no run remembers: only the rest carries memory. Runs
+    that remember (`rho`) sit closer together than their variance, so the variance pooled
+    within them says less of the part that remembers than of the part that does not."""
+    if not e.df or not e.variance > 0 or e.head_within <= 0:
+        return 0.0
+    white = min(e.head_within, e.variance)
+    remembered = (e.variance - white) / _pooled_variance(rho, int(e.reference.size),
+                                                         int(e.head.size))
+    return white / (white + remembered)
+
+
+def _mean_variance(rho: float, n: int) -> float:
+    """The variance of the mean of n consecutive AR(1) values of unit variance."""
+    lags = np.arange(1, n)
+    return (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
+
+
+@lru_cache(maxsize=4096)
+def _pooled_variance(rho: float, n: int, k: int) -> float:
+    """E[variance pooled within n reference and then k head AR(1) runs], unit variance."""
+    return (n * (1 - _mean_variance(rho, n)) + k * (1 - _mean_variance(rho, k))) \
+        / max(n - 1 + k - 1, 1)
+
+
+@lru_cache(maxsize=1024)
+def _centred_traces(rho: float, n: int) -> tuple[float, float]:
+    """E[sum of lagged products] and E[sum of squares] of n mean-centred AR(1) runs of unit
+    variance (exact)."""
+    lags = np.abs(np.arange(n)[:, np.newaxis] - np.arange(n)[np.newaxis, :])
+    centring = np.eye(n) - 1.0 / n
+    centred = centring @ (rho ** lags) @ centring
+    return float(np.trace(centred, offset=1)), float(np.trace(centred))
+
+
+def expected_lag_one(rho: float, n: int, white: float = 0.0) -> float:
+    """What the mean-centred lag-1 autocorrelation of n runs averages to over many series, the
+    runs an AR(1) (`rho`) plus a `white` share of noise without memory: far below rho for
+    short series (about -1/n for rho 0, 0.2 for rho 0.7 and n 5)."""
+    products, squares = _centred_traces(rho, n)
+    products0, squares0 = _centred_traces(0.0, n)
+    return ((1 - white) * products + white * products0) / ((1 - white) * squares
+                                                           + white * squares0)
+
+
 def suite_autocorrelation(benchmarks: Sequence[Evidence]) -> float:
-    """The lag-1 autocorrelation of the reference runs, pooled over the suite and corrected
-    for the bias of a short mean-centred series (about -(1 + 3 rho) / n); 0 unless clearly
-    positive (beyond 2 standard errors), so that a fleet without memory pays nothing."""
+    """The lag-1 autocorrelation of the reference runs, pooled over the suite, as the AR(1)
+    rho of the part of each benchmark's noise that has memory (`white_share` has none) whose
+    exact expectation for series of these lengths matches it; 0 unless the pooled value is
+    above what runs without memory give by 1 / sqrt(values), about one standard error: a
+    fleet without memory pays for some in about one PR of seven, a little (`benchmarks/
+    detector_eval.py`'s normal fleets, 3 runs a side: a 10% slowdown found in one PR of 20
+    fewer in two of six cells), while with two standard errors a
+    12-benchmark suite with 5 runs of history missed rho 0.7 in a third of its PRs or more.
+    (A first-order bias correction of the raw value, ignoring the samples' own noise, found
+    about half the memory of rho 0.7.)"""
     products = squares = 0.0
-    values = series = 0
+    series: list[Evidence] = []
+    values = 0
     for e in benchmarks:
-        if e.side_by_side or e.reference.size < 4:
+        if e.side_by_side or e.reference.size < 4 or not e.variance > 0:
             continue
         r = e.reference - e.reference.mean()
         products += float(np.dot(r[:-1], r[1:]))
         squares += float(np.dot(r, r))
+        series.append(e)
         values += r.size
-        series += 1
-    if not squares or values < MIN_TAIL_VALUES:
+    if values < MIN_TAIL_VALUES or not squares:
         return 0.0
-    rho = products / squares
-    rho += (1 + 3 * rho) / (values / series)
-    return min(rho, 0.95) if rho > 2 / math.sqrt(values) else 0.0
+    observed = products / squares
+
+    def expected(rho: float) -> float:
+        rho = round(rho, 4)
+        top = bottom = 0.0
+        for e in series:
+            white = white_share(e, rho)
+            p, q = _centred_traces(rho, int(e.reference.size))
+            p0, q0 = _centred_traces(0.0, int(e.reference.size))
+            weight = e.variance / ((1 - white) * _pooled_variance(rho, int(e.reference.size),
+                                                                  int(e.head.size)) + white)
+            top += weight * ((1 - white) * p + white * p0)
+            bottom += weight * ((1 - white) * q + white * q0)
+        return top / bottom
+
+    if not observed > expected(0.0) + 1 / math.sqrt(values):
+        return 0.0
+    low, high = 0.0, 0.95
+    if observed >= expected(high):
+        return high
+    for _ in range(20):  # the expectation rises with rho
+        middle = (low + high) / 2
+        low, high = (middle, high) if expected(middle) < observed else (low, middle)
+    return (low + high) / 2
 
 
-@lru_cache(maxsize=256)
-def memory_factor(rho: float, n: int, k: int = 1) -> float:
-    """For runs that remember the previous one (AR(1), `rho`): the variance of the mean of k
-    head runs (consecutive, after the reference runs) minus the mean of the n runs before
-    them, over what independent runs would give (the sample variance of the n runs, times
-    1/n + 1/k). Head runs measured one after another remember each other too, so their mean
-    varies more than k independent runs'. 1 for rho = 0."""
+@lru_cache(maxsize=4096)
+def memory_factor(rho: float, n: int, k: int = 1, white: float = 0.0) -> float:
+    """For runs that remember the previous one (AR(1), `rho`, in all but a `white` share of
+    their variance): the variance of the mean of k head runs (consecutive, after the
+    reference runs) minus the mean of the n runs before them, over what the rule assumes (the
+    variance pooled within the reference runs and within the head's, times 1/n + 1/k). Head
+    runs measured one after another remember each other too, so their mean varies more than
+    k independent runs', and they sit closer together than the reference runs do. 1 for
+    rho = 0."""
     if rho <= 0 or n < 2 or k < 1:
         return 1.0
-    lags = np.arange(1, n)
-    mean_var = (n + 2 * float(np.sum((n - lags) * rho ** lags))) / n ** 2
-    head_lags = np.arange(1, k)
-    head_var = (k + 2 * float(np.sum((k - head_lags) * rho ** head_lags))) / k ** 2
     gaps = np.arange(n)[:, np.newaxis] + np.arange(1, k + 1)[np.newaxis, :]  # j - i
     cross = float(np.sum(rho ** gaps)) / (n * k)
-    true = head_var + mean_var - 2 * cross
-    expected_s2 = n / (n - 1) * (1 - mean_var)
-    return max(1.0, true / (expected_s2 * (1 / n + 1 / k)))
+    independent = 1 / n + 1 / k
+    remembered = _mean_variance(rho, k) + _mean_variance(rho, n) - 2 * cross
+    true = (1 - white) * remembered + white * independent
+    pooled = (1 - white) * _pooled_variance(rho, n, k) + white
+    return max(1.0, true / (pooled * independent))
+

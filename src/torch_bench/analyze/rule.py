@@ -56,6 +56,7 @@ from torch_bench.analyze.null_shape import (
     memory_factor,
     prediction_residuals,
     suite_autocorrelation,
+    white_share,
 )
 from torch_bench.analyze.student_t import normal_sf, t_isf, t_sf
 
@@ -191,9 +192,9 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
     spread = math.sqrt(variance)
     # A head run far noisier inside than history's runs were is not judged by history's noise.
     head_variance = max(variance, evidence.head_within)
-    scale = math.sqrt((variance / evidence.reference.size + head_variance / evidence.head.size)
-                      * memory_factor(round(rho, 3), int(evidence.reference.size),
-                                    int(evidence.head.size)))
+    n, k = int(evidence.reference.size), int(evidence.head.size)
+    white = round(white_share(evidence, rho), 2) if rho > 0 else 0.0
+    scale = math.sqrt((variance / n + head_variance / k) * memory_factor(rho, n, k, white))
     estimate = evidence.estimate
     if scale > 0:
         t = estimate / scale
@@ -213,7 +214,7 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
     priors = fit_priors(cases) if priors is None else priors
     tested = [(c.evidence, priors.get(c.prior_group, NO_PRIOR)) for c in cases if c.evidence]
     tails = learn_tails(prediction_residuals(tested))
-    rho = suite_autocorrelation([e for e, _ in tested])
+    rho = round(suite_autocorrelation([e for e, _ in tested]), 3)
     tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails, rho)
              if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)
