@@ -12,6 +12,10 @@ ratio is measured separately, interleaved, in this process). The hog: N processe
 one per core) spinning on the CPU, each stopping by itself after a fixed time, and stopped
 by this script at the end of each loaded phase.
 
+Each phase's runs are also judged leave-one-out (each run an unchanged PR head against the
+phase's other runs), with the speed reference and without it: false verdicts and the median
+smallest detectable change.
+
 Every run records both clocks, so one set of runs gives both spreads: `samples` (the default
 clock: CPU time here) and `extra["wall_samples"]`. The "idle" phase is only as idle as the
 machine is: the load average is printed beside it.
@@ -33,10 +37,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from torch_bench.analyze.speed_scaling import speed_ratios
+from torch_bench.analyze.verdicts import compare_runs
 from torch_bench.results.document import load_run
 
 SUITE = '''
@@ -174,13 +181,21 @@ def measure_runs(side: Path, count: int, options, out: Path, label: str,
 
 
 def medians(runs, clock: str) -> dict[str, list[float]]:
-    """Per benchmark, the per-run medians on `clock` ("samples" or "wall")."""
+    """Per benchmark, the per-run medians on `clock` ("samples", "wall", or "scaled": sample /
+    speed reference, what the verdicts judge when every run has it)."""
     found: dict[str, list[float]] = {}
     for run in runs:
         for result in run.results:
             if not result.ok:
                 continue
-            values = result.samples if clock == "samples" else result.extra.get("wall_samples")
+            if clock == "scaled":
+                ratios = speed_ratios(result)
+                if ratios is None:
+                    continue
+                values = ratios[1]
+            else:
+                values = result.samples if clock == "samples" \
+                    else result.extra.get("wall_samples")
             found.setdefault(result.name, []).append(float(np.median(values)))
     return found
 
@@ -212,9 +227,48 @@ def print_spreads(idle, loaded) -> None:
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print(f"{'median':>12} {'':9} | {med[0]:12.1%} {med[1]:7.1%} {med[1] / med[0]:5.1f} | "
           f"{med[2]:9.1%} {med[3]:7.1%} {med[3] / med[2]:6.1f}")
+    idle_r, load_r = medians(idle, "scaled"), medians(loaded, "scaled")
+    if idle_r and load_r:
+        scaled = [(cv(idle_r[n]), cv(load_r[n])) for n in sorted(idle_r) if n in load_r]
+        print("sample / speed reference (what the verdicts judge): median CV idle "
+              f"{statistics.median(a for a, _ in scaled):.1%}, loaded "
+              f"{statistics.median(b for _, b in scaled):.1%}; per benchmark idle/loaded: "
+              + ", ".join(f"{n} {a:.1%}/{b:.1%}" for n, (a, b) in zip(sorted(idle_r), scaled,
+                                                                     strict=False)))
     print(f"interrupted samples (median share per result): idle {interrupted(idle):.0%}, "
           f"loaded {interrupted(loaded):.0%}; untrusted runs: idle "
           f"{sum(not r.trusted for r in idle)}, loaded {sum(not r.trusted for r in loaded)}")
+
+
+def without_reference(run):
+    """The run as it would be without the speed reference beside its samples."""
+    return replace(run, results=tuple(
+        replace(r, extra={k: v for k, v in r.extra.items()
+                          if k not in ("reference", "reference_samples")})
+        for r in run.results))
+
+
+def print_leave_one_out(phases) -> None:
+    """Each run of a phase judged as an unchanged PR head against the phase's other runs:
+    every verdict but "unchanged" is a false one. With and without the speed reference."""
+    print("\nleave one out (each run an unchanged head against the other runs of its phase):")
+    for label, runs in phases:
+        runs = [replace(r, git={**r.git, "branch": "main"}) for r in runs]
+        for how, convert in (("sample / reference", lambda r: r),
+                             ("samples alone", without_reference)):
+            kinds, detectable = Counter(), []
+            for k in range(len(runs)):
+                history = [convert(r) for i, r in enumerate(runs) if i != k]
+                head = replace(convert(runs[k]),
+                               git={**runs[k].git, "branch": "pr", "pr_number": 1})
+                for verdict in compare_runs([history[-1]], [head], history).verdicts:
+                    kinds[verdict.kind.value] += 1
+                    if verdict.assessment is not None and verdict.assessment.detectable:
+                        detectable.append(verdict.assessment.detectable)
+            false = sum(n for kind, n in kinds.items() if kind in ("regression", "improvement"))
+            print(f"  {label:>6}, {how:>18}: {false} false of {sum(kinds.values())} "
+                  f"({dict(kinds)}); median smallest detectable change "
+                  f"{statistics.median(detectable) if detectable else float('nan'):.1%}")
 
 
 def true_ratio(side: Path, factor_reps: int, pairs: int = 600) -> float:
@@ -285,6 +339,7 @@ def main() -> int:
                   f"{time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.2f}",
                   flush=True)
             print_spreads(idle, loaded)
+            print_leave_one_out((("idle", idle), ("loaded", loaded)))
             unchanged = scratch / "head-unchanged.json"
             planted = scratch / "head-planted.json"
             torch_bench(base, "run", *run_args(options), "--calibration", data, "--out",
