@@ -42,7 +42,6 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _NOT_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\[\]{}"]+')
 _ALL_BUT_QUOTES_AND_BRACKETS = bytes(sorted(set(range(256)) - set(b'"[]{}')))
 _CURLY_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
-_STRING_OF_BRACKETS = re.compile(rb'"[^"]*"')
 
 
 def json_too_deep(text: str) -> bool:
@@ -60,9 +59,12 @@ def _quickly_judged_too_deep(text: str) -> bool:
     backslashes first, as a string reads them), then every byte but quotes and brackets,
     then the strings, which now hold nothing but brackets. For a document the parser
     refuses the two may disagree: parse_json asks json_too_deep then."""
-    data = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = data.translate(_CURLY_AS_SQUARE, _ALL_BUT_QUOTES_AND_BRACKETS)
-    return _nests_too_deep(_STRING_OF_BRACKETS.sub(b"", kept), b"[]")
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # Dropping `""` drops an empty string or joins two: what lies outside strings is kept.
+    kept = data.translate(_CURLY_AS_SQUARE, _ALL_BUT_QUOTES_AND_BRACKETS).replace(b'""', b"")
+    return _nests_too_deep(b"".join(kept.split(b'"')[::2]), b"[]")
 
 
 def _nests_too_deep(brackets, pair) -> bool:
