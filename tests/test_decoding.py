@@ -4,12 +4,20 @@ twice, nesting, names, negative values, units, devices and numeric ranges."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from test_cli import assert_usage_error
 from torch_bench.config import build_run_config, load_yaml_config
-from torch_bench.decoding import MAX_JSON_DEPTH, MAX_YAML_DEPTH, parse_json, parse_yaml
+from torch_bench.decoding import (
+    MAX_JSON_DEPTH,
+    MAX_YAML_DEPTH,
+    _quickly_judged_too_deep,
+    json_too_deep,
+    parse_json,
+    parse_yaml,
+)
 from torch_bench.errors import InvalidDocument, UserError
 from torch_bench.formats import importer
 from torch_bench.formats.oss import import_oss
@@ -158,3 +166,47 @@ def test_a_baseline_branch_without_runs_is_a_loud_warning_naming_the_branches(tm
     done = cli("site", "--data", "benchmarks", "--out", "site", "--baseline-branch", "dev",
                check=True)
     assert "warning" not in done.stderr
+
+
+def _random_json(rng: random.Random, depth: int):
+    """A value nesting exactly `depth` levels, its strings full of brackets, quotes,
+    backslashes and text beyond ASCII."""
+    def text():
+        return "".join(rng.choice('[]{}"\\/ aé\n\t\u2028') for _ in range(rng.randrange(6)))
+    value = text() if rng.random() < 0.5 else rng.random()
+    for _ in range(depth):
+        siblings = [text() for _ in range(rng.randrange(3))]
+        if rng.random() < 0.5:
+            value = [*siblings, value]
+        else:
+            value = {text() + str(i): s for i, s in enumerate(siblings)} | {"k": value}
+    return value
+
+
+def test_the_quick_depth_verdict_matches_the_exact_one_on_every_document_the_parser_reads():
+    rng = random.Random(7)
+    for _ in range(300):
+        depth = rng.choice([1, 3, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 150])
+        text = json.dumps(_random_json(rng, depth), ensure_ascii=rng.random() < 0.5)
+        assert _quickly_judged_too_deep(text) == json_too_deep(text) == (depth > MAX_JSON_DEPTH)
+
+
+def test_a_document_the_parser_refuses_gets_the_same_message_whatever_the_quick_verdict():
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    # a backslash outside any string: the quick verdict reads these two the other way round
+    looks_deep_but_is_not = '\\"' + deep + '"'
+    assert _quickly_judged_too_deep(looks_deep_but_is_not)
+    with pytest.raises(InvalidDocument, match=r"^x: not valid JSON"):
+        parse_json(looks_deep_but_is_not, "x")
+    deep_but_looks_shallow = '\\"]]"' + deep + '"'
+    assert not _quickly_judged_too_deep(deep_but_looks_shallow)
+    with pytest.raises(InvalidDocument, match=f"^x: JSON nested more than {MAX_JSON_DEPTH}"):
+        parse_json(deep_but_looks_shallow, "x")
+
+
+def test_nesting_that_alternates_objects_and_arrays_counts_every_level():
+    levels = MAX_JSON_DEPTH // 2 + 1  # two levels each
+    mixed = '[{"a": ' * levels + "0" + "}]" * levels
+    with pytest.raises(InvalidDocument, match=f"nested more than {MAX_JSON_DEPTH} levels"):
+        parse_json(mixed, "x")
+    assert parse_json('[{"a": ' * (levels - 1) + "0" + "}]" * (levels - 1), "x")

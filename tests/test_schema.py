@@ -6,6 +6,7 @@ from torch_bench.errors import InvalidDocument
 from torch_bench.results.document import load_run, save_run
 from torch_bench.results.migrate import MIGRATIONS, migrate
 from torch_bench.results.schema import SCHEMA_VERSION, failed, measured, new_run
+from torch_bench.results.validate import problems
 
 
 def sample_run():
@@ -108,3 +109,36 @@ def test_a_summarised_result_drops_the_per_sample_fields_of_extra_but_keeps_the_
     summarised = result.without_samples()
     assert summarised.samples == () and summarised.summary == result.summary
     assert summarised.extra == {"loops": 4, "clock": "cpu", "interrupted_share": 0.5}
+
+
+def problems_of_samples(samples_json: str, summary_min: str = "1.0") -> list[str]:
+    data = sample_run().to_dict()
+    data["results"][0]["samples"] = []
+    data["results"][0]["summary"]["n"] = len(json.loads(samples_json))
+    text = json.dumps(data).replace('"samples": []', f'"samples": {samples_json}', 1)
+    text = text.replace('"min": 1.0', f'"min": {summary_min}', 1)
+    return problems(json.loads(text))
+
+
+@pytest.mark.parametrize("samples, found", [
+    ("[1.0, 2, NaN, -1.0]", "results[0].samples[2]: nan is not a finite number"),
+    ("[1.0, Infinity]", "results[0].samples[1]: inf is not a finite number"),
+    ("[1.0, 1e999]", "results[0].samples[1]: inf is not a finite number"),
+    ("[3, true]", "results[0].samples[1]: True is not a finite number"),
+    ("[2.0, -0.5]", "results[0].samples[1]: -0.5 is negative, and a value in 'ms' cannot be"),
+    (f"[1.0, {'9' * 400}]", "results[0].samples[1]: 99999"),
+])
+def test_every_kind_of_bad_sample_is_named_with_its_index(samples, found):
+    lines = problems_of_samples(samples)
+    assert len(lines) == 1 and lines[0].startswith(found)
+
+
+def test_samples_whose_sum_overflows_are_each_finite_and_pass():
+    assert problems_of_samples("[1e308, 1e308, 1.5e308, 0]") == []
+
+
+def test_a_bad_summary_number_is_named_by_its_key():
+    assert problems_of_samples("[1.0]", summary_min="-2.0") == [
+        "results[0].summary.min: -2.0 is negative, and a value in 'ms' cannot be"]
+    assert problems_of_samples("[1.0]", summary_min="NaN") == [
+        "results[0].summary.min: nan is not a finite number"]

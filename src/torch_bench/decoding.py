@@ -40,19 +40,46 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # one pass: a string (whatever brackets it holds) or a run of anything but brackets
 _NOT_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\[\]{}"]+')
+_ALL_BUT_QUOTES_AND_BRACKETS = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+_CURLY_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
 
 
 def json_too_deep(text: str) -> bool:
     """Whether JSON `text` nests deeper than MAX_JSON_DEPTH, judged before parsing: strings
-    removed, only brackets kept, then innermost pairs peeled one level per round (each round
-    a C-speed replace, so a shallow document costs a few passes over its brackets)."""
-    brackets = _NOT_STRUCTURE.sub("", text)
+    removed, only brackets kept (all of one kind), then innermost pairs peeled one level per
+    round (each round a C-speed replace, so a shallow document costs a few passes over its
+    brackets)."""
+    brackets = _NOT_STRUCTURE.sub("", text).replace("{", "[").replace("}", "]")
+    return _nests_too_deep(brackets, "[]")
+
+
+def _quickly_judged_too_deep(text: str) -> bool:
+    """json_too_deep's verdict for any document the parser accepts, in byte passes that
+    run at C speed: the escapes that hold a backslash or a quote dropped (pairs of
+    backslashes first, as a string reads them), then every byte but quotes and brackets,
+    then the strings, which now hold nothing but brackets. For a document the parser
+    refuses the two may disagree: parse_json asks json_too_deep then."""
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # Dropping `""` drops an empty string or joins two: what lies outside strings is kept.
+    kept = data.translate(_CURLY_AS_SQUARE, _ALL_BUT_QUOTES_AND_BRACKETS).replace(b'""', b"")
+    return _nests_too_deep(b"".join(kept.split(b'"')[::2]), b"[]")
+
+
+def _nests_too_deep(brackets, pair) -> bool:
+    # One kind of bracket, so a round peels exactly one level: `{[]}` would lose two
+    # to a round replacing `[]` and then `{}`.
     for _ in range(MAX_JSON_DEPTH):
-        peeled = brackets.replace("[]", "").replace("{}", "")
+        peeled = brackets.replace(pair, pair[:0])
         if peeled == brackets:  # empty, or brackets that do not pair: the parser says so
             return False
         brackets = peeled
     return bool(brackets)
+
+
+def _too_deep(source: str) -> InvalidDocument:
+    return InvalidDocument(f"{source}: JSON nested more than {MAX_JSON_DEPTH} levels deep")
 
 
 def parse_json(text: str | bytes, source: str) -> Any:
@@ -62,10 +89,15 @@ def parse_json(text: str | bytes, source: str) -> Any:
         raise InvalidDocument(f"{source}: more than {MAX_JSON_CHARS >> 20} MiB of JSON; "
                               "documents are read up to that")
     try:
-        if json_too_deep(text if isinstance(text, str) else text.decode("utf-8")):
-            raise InvalidDocument(f"{source}: JSON nested more than {MAX_JSON_DEPTH} levels "
-                                  "deep")
-        return json.loads(text, object_pairs_hook=_unique_object)
+        decoded = text if isinstance(text, str) else text.decode("utf-8")
+        if _quickly_judged_too_deep(decoded) and json_too_deep(decoded):
+            raise _too_deep(source)
+        try:
+            return json.loads(text, object_pairs_hook=_unique_object)
+        except (ValueError, RecursionError):
+            if json_too_deep(decoded):  # the quick verdict holds only for a valid document
+                raise _too_deep(source) from None
+            raise
     except json.JSONDecodeError as exc:
         raise InvalidDocument(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") \
             from None

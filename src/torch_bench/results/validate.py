@@ -8,10 +8,11 @@ messages list every problem with its path.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -108,6 +109,34 @@ def _value_problem(value: Any, signed: bool, unit: str) -> str | None:
     return None
 
 
+_PLAIN_NUMBER_TYPES = frozenset({int, float})
+
+
+def _plainly_in_range(values: list, signed: bool) -> bool:
+    """True when every value is an int or a float, finite, and not negative unless `signed`;
+    judged in a few C-speed passes (a finite sum means no value was NaN or infinite). False
+    means "look at each value", not that one is wrong: a sum may overflow where no value does."""
+    if not set(map(type, values)) <= _PLAIN_NUMBER_TYPES:
+        return False
+    try:
+        if not math.isfinite(sum(values)):
+            return False
+    except OverflowError:  # an integer too large for a float
+        return False
+    return signed or not values or min(values) >= 0
+
+
+def _value_problems(values: list, signed: bool, unit: str) -> Iterator[tuple[int, str]]:
+    """(index, problem) for every value that is not a finite number in range."""
+    if _plainly_in_range(values, signed):
+        return
+    for index, value in enumerate(values):
+        problem = _value_problem(value, signed, unit)
+        if problem:
+            yield index, problem
+
+
+@lru_cache(maxsize=4096)  # a history repeats a few suite names thousands of times
 def _suite_problem(suite: str) -> str | None:
     # Suite names become parts of file names and dashboard paths.
     if "/" in suite or "\\" in suite or suite.startswith(".") or any(
@@ -131,17 +160,14 @@ def _semantic_problems(doc: dict) -> Iterator[str]:
             if result["direction"] != spec.direction.value:
                 yield f"{where}.direction: {result['metric']!r} is {spec.direction.value}-is-better"
         signed = UNITS[result["unit"]].signed
-        for i, value in enumerate(result["samples"]):
-            problem = _value_problem(value, signed, result["unit"])
-            if problem:
-                yield f"{where}.samples[{i}]: {problem}"
-                break
+        for i, problem in itertools.islice(
+                _value_problems(result["samples"], signed, result["unit"]), 1):
+            yield f"{where}.samples[{i}]: {problem}"
         summary = result["summary"] or {}
-        for key in SUMMARY_NUMBERS:
-            value = summary.get(key)
-            problem = None if value is None else _value_problem(value, signed, result["unit"])
-            if problem:
-                yield f"{where}.summary.{key}: {problem}"
+        keys = [key for key in SUMMARY_NUMBERS if summary.get(key) is not None]
+        for i, problem in _value_problems([summary[key] for key in keys], signed,
+                                          result["unit"]):
+            yield f"{where}.summary.{keys[i]}: {problem}"
         if result["status"] in SUCCESS_STATUSES and result["summary"] is None:
             yield f"{where}.summary: a result with status {result['status']!r} needs a summary"
         if result["summary"] is not None and result["samples"] and \
