@@ -105,3 +105,11 @@ def test_the_chosen_command_is_parsed_in_full(tmp_path):
     args = build_parser(["data", "list", "--data", "x"]).parse_args(
         ["data", "list", "--data", "x"])
     assert args.data == "x" and callable(args.handler)
+
+
+@pytest.mark.parametrize("suite", ["rnns", "cnns", "transformers", "compile", "training"])
+def test_a_refused_run_flag_imports_no_torch(tmp_path, suite):
+    modules, done = imported_by(tmp_path, "run", "--suite", suite, "--warmup", "-2")
+    assert done.returncode == 2
+    assert "--warmup: '-2' is out of range" in done.stderr
+    assert "torch" not in modules

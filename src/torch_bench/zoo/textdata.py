@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # imported where tensors are made: `run` parses its flags without torch
+    import torch
 
 VOCAB = 64
 SEQ_LENGTH = 16
@@ -25,6 +27,8 @@ class TextData:
 
 
 def synthetic(samples: int, seed: int) -> TextData:
+    import torch
+
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, VOCAB, (samples, SEQ_LENGTH), generator=gen)
     labels = ((tokens < VOCAB // 2).sum(dim=1) > SEQ_LENGTH // 2).long()
@@ -55,6 +59,7 @@ def _hash_tokens(text: str) -> list[int]:
 def hugging_face(spec: str, samples: int, offset: int = 0) -> TextData:
     """Rows `offset` to `offset + samples` of a Hugging Face dataset (network needed)."""
     import datasets
+    import torch
 
     _, name, *rest = spec.split(":")
     split = rest[0] if rest else "train"
