@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from support.runs import make_run
-from torch_bench.analyze.speed_scaling import scaled_benchmarks, speed_ratios
+from torch_bench.analyze.speed_scaling import speed_ratios, speed_scaling
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.measure.speed_reference import REFERENCE
 from torch_bench.measure.timer import TimingPolicy, measure
@@ -94,11 +94,11 @@ def test_a_benchmark_is_scaled_only_when_every_run_has_the_same_reference():
     history = runs(10, seed=5)
     head = runs(1, seed=6, label="head")
     keys = [r.benchmark_id for r in head[0].results]
-    assert set(scaled_benchmarks([*history, *head], keys)) == set(keys)
+    assert set(speed_scaling([*history, *head], keys).scales) == set(keys)
     older = [without_reference(history[0]), *history[1:]]
-    assert scaled_benchmarks([*older, *head], keys) == {}
+    assert speed_scaling([*older, *head], keys).scales == {}
     other = runs(1, seed=7, reference="another-block", label="other")
-    assert scaled_benchmarks([*history, *other], keys) == {}
+    assert speed_scaling([*history, *other], keys).scales == {}
 
 
 def test_a_slowdown_stays_hidden_when_one_run_lacks_the_reference():
@@ -113,6 +113,7 @@ def test_a_slowdown_stays_hidden_when_one_run_lacks_the_reference():
     {"reference": REFERENCE, "reference_samples": [0.5, 0.0, 0.5]},
     {"reference": REFERENCE, "reference_samples": [0.5, "x", 0.5]},
     {"reference_samples": [0.5, 0.5, 0.5]},  # unnamed
+    {"reference": REFERENCE, "reference_samples": [[0.5], [0.5], [0.5]]},  # nested
 ])
 def test_a_malformed_reference_is_not_used(extra):
     assert speed_ratios(measured("busy", "x", "latency", [1.0, 1.1, 1.2], extra=extra)) is None

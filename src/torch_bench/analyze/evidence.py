@@ -22,35 +22,33 @@ import numpy as np
 from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
 from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sampling_variance
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts, shift_scale
-from torch_bench.analyze.speed_scaling import scaled_benchmarks, scaled_log_median, speed_ratios
+from torch_bench.analyze.speed_scaling import NO_SCALING, SpeedScaling, speed_scaling
 from torch_bench.results.schema import Result, Run
 
 HISTORY_WINDOW = 20  # the newest reference runs that define the level and the noise
 
 
-def run_log_medians(run: Run, scales: Mapping[str, float] | None = None) -> dict[str, float]:
-    """ln(per-run median) of each successful result of `run`; for the benchmarks in
-    `scales`, of the median sample / speed reference instead (`speed_scaling`)."""
+def run_log_medians(run: Run, scaling: SpeedScaling = NO_SCALING) -> dict[str, float]:
+    """ln(per-run median) of each successful result of `run`; for the benchmarks `scaling`
+    scales, of the median sample / speed reference instead (`speed_scaling`)."""
     found: dict[str, float] = {}
     for result in run.results:
         if result.ok and result.summary is not None and result.summary.median > 0 \
                 and math.isfinite(result.summary.median) \
                 and result.benchmark_id not in found:
-            scaled = None
-            if scales and result.benchmark_id in scales:
-                scaled = scaled_log_median(result, scales[result.benchmark_id])
+            scaled = scaling.log_median(result)
             found[result.benchmark_id] = scaled if scaled is not None \
                 else math.log(result.summary.median)
     return found
 
 
 def log_table(runs: Sequence[Run], keys: Sequence[str],
-              scales: Mapping[str, float] | None = None) -> np.ndarray:
+              scaling: SpeedScaling = NO_SCALING) -> np.ndarray:
     """Rows: runs; columns: `keys`; ln(per-run median), NaN where a run lacks one."""
     table = np.full((len(runs), len(keys)), np.nan)
     column = {key: j for j, key in enumerate(keys)}
     for i, run in enumerate(runs):
-        for key, value in run_log_medians(run, scales).items():
+        for key, value in run_log_medians(run, scaling).items():
             if key in column:
                 table[i, column[key]] = value
     return table
@@ -81,18 +79,16 @@ class SuiteEvidence:
 
 
 def head_sampling_variances(head: Sequence[Run], keys: Sequence[str],
-                            scales: Mapping[str, float] | None = None) -> dict[str, float]:
+                            scaling: SpeedScaling = NO_SCALING) -> dict[str, float]:
     """Per benchmark, the mean over the head runs of their medians' sampling variance (of
-    sample / speed reference for the benchmarks in `scales`)."""
+    sample / speed reference for the benchmarks `scaling` scales)."""
     wanted = set(keys)
     found: dict[str, list[float]] = {}
     for run in head:
         for result in run.results:
             if result.benchmark_id in wanted and result.ok and result.samples:
-                ratios = speed_ratios(result) if scales and result.benchmark_id in scales \
-                    else None
                 found.setdefault(result.benchmark_id, []).append(
-                    median_sampling_variance(ratios[1] if ratios else result.samples))
+                    median_sampling_variance(scaling.samples(result)))
     return {key: float(np.mean(values)) for key, values in found.items()}
 
 
@@ -121,9 +117,9 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
            side_by_side: bool = False) -> SuiteEvidence:
     """The evidence of each of `keys` (benchmark ids successful on both sides; `first` holds a
     result of each, for its unit)."""
-    scales = scaled_benchmarks([*reference, *head], keys)
-    within = head_sampling_variances(head, keys, scales)
-    ref_logs, head_logs = log_table(reference, keys, scales), log_table(head, keys, scales)
+    scaling = speed_scaling([*reference, *head], keys)
+    within = head_sampling_variances(head, keys, scaling)
+    ref_logs, head_logs = log_table(reference, keys, scaling), log_table(head, keys, scaling)
     timing = _timing_columns(keys, first)
     ref_shift = np.zeros(len(reference))
     head_shift = np.zeros(len(head))
