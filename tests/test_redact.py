@@ -63,3 +63,15 @@ def test_markdown_escaping_masks_before_it_escapes():
 
     escaped = markdown_text("bench ghp_" + "Y" * 36)
     assert "Y" * 36 not in escaped and "***" not in escaped or "&#42;&#42;&#42;" in escaped
+
+
+def test_a_secret_set_after_an_earlier_scrub_is_masked_too(monkeypatch):
+    from torch_bench.redact import scrub
+
+    page = "<p>deployed with a-late-secret-value-1234</p>" * 50
+    assert scrub(page) == page  # remembered: this environment has no such secret
+    monkeypatch.setenv("GH_TOKEN", "a-late-secret-value-1234")
+    assert "a-late-secret-value-1234" not in scrub(page)
+    monkeypatch.delenv("GH_TOKEN")
+    assert scrub(page) == page
+    assert scrub(page + "ghr_" + "x" * 30) == page + "***"

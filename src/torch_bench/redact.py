@@ -13,6 +13,7 @@ the escaping: `ghp&#95;...` is no longer a token to any scanner, GitHub's maskin
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sys
@@ -25,6 +26,9 @@ ALWAYS_SECRET = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN"})
 SECRET_INPUT_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PAT", "KEY", "CREDENTIAL")
 ACTIONS_TOKEN = re.compile(r"ACTIONS_\w*TOKEN\Z")
 GITHUB_TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")
+# Every token shape starts with one of these: a text without them needs no regex search (a
+# plain substring search is a hundred times faster on a large page).
+TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
 # Shorter values are not masked: hiding every "1" or "cpu" in a text would garble it.
 MIN_MASKED_LENGTH = 4
 
@@ -49,10 +53,16 @@ def token_free_environment(environ: Mapping[str, str],
 
 def secret_values(environ: Mapping[str, str], extra_names: Iterable[str] = ()) -> list[str]:
     """The values of `environ`'s secret variables worth masking, longest first."""
-    extra = frozenset(extra_names)
-    values = {value.strip() for name, value in environ.items()
+    return list(_secret_values(tuple(environ.items()), frozenset(extra_names)))
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_values(environ: tuple[tuple[str, str], ...], extra: frozenset[str]
+                   ) -> tuple[str, ...]:
+    """Remembered per environment: a build scrubs thousands of files in the same one."""
+    values = {value.strip() for name, value in environ
               if is_secret_name(name, extra) and len(value.strip()) >= MIN_MASKED_LENGTH}
-    return sorted(values, key=len, reverse=True)
+    return tuple(sorted(values, key=len, reverse=True))
 
 
 def scrub_secrets(text: str, environ: Mapping[str, str] | None = None,
@@ -61,6 +71,8 @@ def scrub_secrets(text: str, environ: Mapping[str, str] | None = None,
     like a GitHub token replaced by a mask."""
     for value in secret_values(os.environ if environ is None else environ, extra_names):
         text = text.replace(value, MASK)
+    if not any(prefix in text for prefix in TOKEN_PREFIXES):
+        return text
     return GITHUB_TOKEN_SHAPES.sub(MASK, text)
 
 

@@ -16,10 +16,13 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+import numpy as np
 
 from torch_bench.metrics import DISPLAY_SCALES, scaled
 
@@ -123,6 +126,35 @@ def value_axis(values: Sequence[float], unit: str, extra: Sequence[float] = ()
     return low * size, high * size, ticks, axis_title(symbol)
 
 
+@functools.cache
+def x_positions(count: int) -> tuple[float, ...]:
+    """The x drawing coordinate of each of `count` points spread over the plot in order (one
+    point: the middle), rounded to a tenth; the same for every chart of that many points."""
+    if count == 1:
+        return (VIEW / 2,)
+    last = count - 1
+    return tuple(round(i * VIEW / last, 1) for i in range(count))
+
+
+@functools.cache
+def points_format(count: int, closed: bool = False) -> str:
+    """A %-format giving the SVG `points` of `count` values (`closed`: forth along one edge,
+    then back along the other, 2 x `count` values) from their y coordinates: the x
+    coordinates are the same for every chart of that many points, formatted once."""
+    xs = x_positions(count)
+    return " ".join(f"{x:g},%g" for x in (xs + xs[::-1] if closed else xs))
+
+
+def drawn_y(values: Sequence[float], low: float, high: float,
+            clip: bool = False) -> np.ndarray:
+    """The y drawing coordinate of each value on an axis from `low` to `high` (inverted: the
+    top is 0), rounded to a tenth; with `clip`, kept inside the plot."""
+    drawn = VIEW - (np.asarray(values, np.float64) - low) / (high - low) * VIEW
+    if clip:
+        drawn = np.clip(drawn, 0.0, float(VIEW))
+    return np.round(drawn, 1) + 0.0  # + 0.0: no "-0"
+
+
 def axis_title(symbol: str) -> str:
     """The unit written above the value axis ("" for bare numbers)."""
     return "" if symbol in ("1", "count") else symbol
@@ -194,17 +226,12 @@ def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
     def y(v: float) -> float:
         return round(VIEW - (v - low) / (high - low) * VIEW, 1)
 
-    line = " ".join(f"{x(i):g},{y(v):g}" for i, v in enumerate(values))
-
-    def clipped(v: float) -> float:
-        return min(max(y(v), 0.0), float(VIEW))
-
+    line = points_format(len(values)) % tuple(drawn_y(values, low, high).tolist())
     spread = ""
-    if quartiles is not None and values:
-        q1, q3 = quartiles
-        edge = [(x(i), clipped(v)) for i, v in enumerate(q3)]
-        edge += [(x(i), clipped(v)) for i, v in reversed(list(enumerate(q1)))]
-        spread = " ".join(f"{a:g},{b:g}" for a, b in edge)
+    if quartiles is not None and len(values):
+        q1, q3 = (drawn_y(q, low, high, clip=True) for q in quartiles)
+        spread = points_format(len(values), closed=True) % tuple(
+            np.concatenate([q3, q1[::-1]]).tolist())
     drawn_band = None
     if band is not None and values:
         start = x(min(max(band_from, 0), len(values) - 1))
