@@ -171,7 +171,7 @@ def suite_row(series: Series, baseline_branch: str | None,
         vs_baseline=format_change(to_base),
         vs_baseline_css=change_css(to_base, series.direction, band),
         noise=band.describe(),
-        sparkline=sparkline_points([p.median for p in pts[-SPARKLINE_POINTS:]]),
+        sparkline=sparkline_points(pts.median[-SPARKLINE_POINTS:].tolist()),
         points=len(pts),
     )
 

@@ -168,6 +168,7 @@ def display_unit(largest: float, unit: str) -> tuple[float, str]:
     return largest / number, symbol
 
 
+@functools.lru_cache(maxsize=16384)  # every chart of a site shows the same newest runs
 def parse_time(text: str) -> datetime | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -14,6 +14,7 @@ A site over its size limit (size_guard.py) fails the build before it replaces an
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ from torch_bench.render.plan import KeyedGroup, SitePlan
 from torch_bench.render.size_guard import SizeLimit, check_size, folder_size
 
 STATIC_FILES = ("style.css", "dashboard.js")
+RUN_CELLS_KEPT = 4096  # runs whose table cells are remembered while the pages are rendered
 SITE_MARKER = ".torch-bench-site"  # only folders carrying it are replaced by a build
 
 
@@ -49,6 +51,10 @@ def template_environment() -> jinja2.Environment:
         auto_reload=False,  # templates ship with the package: no stat of each per page
     )
     env.filters["json_for_html"] = lambda data: markupsafe.Markup(json_for_html(data))
+    # A run's cells in the benchmark pages' tables: rendered once per run and environment,
+    # not once per page (a thousand pages show the same newest runs).
+    env.globals["point_run_cells"] = functools.lru_cache(maxsize=RUN_CELLS_KEPT)(
+        lambda run: env.get_template("macros.html").module.point_run(run))  # type: ignore
     return env
 
 
