@@ -18,7 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
 MASK = "***"
 ALWAYS_SECRET = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN"})
@@ -53,14 +53,26 @@ def token_free_environment(environ: Mapping[str, str],
 
 def secret_values(environ: Mapping[str, str], extra_names: Iterable[str] = ()) -> list[str]:
     """The values of `environ`'s secret variables worth masking, longest first."""
-    return list(_secret_values(tuple(environ.items()), frozenset(extra_names)))
+    return list(_secret_values(_snapshot(environ), frozenset(extra_names)))
+
+
+def _snapshot(environ: Mapping[str, str]) -> tuple[tuple[Any, Any], ...]:
+    """The variables of `environ` as a key of the memo below. For os.environ, its raw
+    (encoded) table: reading the decoded items costs more than a page's scrubbing."""
+    raw = getattr(environ, "_data", None) if environ is os.environ else None
+    return tuple(raw.items()) if isinstance(raw, dict) else tuple(environ.items())
+
+
+def _decoded(item: tuple[Any, Any]) -> tuple[str, str]:
+    return tuple(os.fsdecode(part) if isinstance(part, bytes) else part  # type: ignore
+                 for part in item)
 
 
 @functools.lru_cache(maxsize=8)
-def _secret_values(environ: tuple[tuple[str, str], ...], extra: frozenset[str]
+def _secret_values(environ: tuple[tuple[Any, Any], ...], extra: frozenset[str]
                    ) -> tuple[str, ...]:
     """Remembered per environment: a build scrubs thousands of files in the same one."""
-    values = {value.strip() for name, value in environ
+    values = {value.strip() for name, value in map(_decoded, environ)
               if is_secret_name(name, extra) and len(value.strip()) >= MIN_MASKED_LENGTH}
     return tuple(sorted(values, key=len, reverse=True))
 
