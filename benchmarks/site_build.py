@@ -42,10 +42,13 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
     .venv/bin/python benchmarks/site_build.py --layout 10000x1000
+    .venv/bin/python benchmarks/site_build.py --page-cost 2000x1000
 With --layout: the site's size by kind of file (pages, packed chunks, run tables and values,
 head and trend files) and the time to write it and to update it with one run, from a history
 made directly as columns in memory and without change points: what the layout costs apart
 from reading the data folder and searching change points.
+With --page-cost: the CPU time per benchmark of each stage of making its page, head file
+and trend file (what a one-run update does for every benchmark the run measured).
 """
 
 from __future__ import annotations
@@ -544,6 +547,60 @@ def print_layout(sizes: list[str]) -> None:
             print(f"  {kind:<24} {size_b / 2**20:>8.1f} MB {count:>6} files")
 
 
+# -- page cost: what one benchmark's files cost to make, by stage --------------------------------
+
+def print_page_cost(sizes: list[str]) -> None:
+    """Per RUNSxBENCHMARKS (columns made in memory, no change points): the CPU time per
+    benchmark of each stage of making its page, head file and trend file, as an update that
+    measured every benchmark makes them all; CPU time, so that a loaded machine changes it
+    less than wall time. The second of two passes is timed."""
+    from torch_bench.render.model import build_model
+
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        model = build_model(synthetic_columns(runs, benchmarks))
+        page_stage_costs(model)
+        spent = page_stage_costs(model)
+        print(f"{runs} runs x {benchmarks} benchmarks: CPU ms per benchmark")
+        for name, seconds in spent.items():
+            print(f"  {name:<32} {seconds / len(model.series) * 1000:6.2f}")
+        print(f"  {'total':<32} {sum(spent.values()) / len(model.series) * 1000:6.2f}")
+
+
+def page_stage_costs(model) -> dict[str, float]:
+    """CPU seconds of each stage of making every benchmark's page and data files."""
+    from torch_bench.redact import scrub
+    from torch_bench.render import data as site_data
+    from torch_bench.render import pages, plan, trends, writer
+    from torch_bench.render.markers import env_changes
+    from torch_bench.render.noise_band import noise_band
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, make):
+        started = time.process_time()
+        made = make()
+        spent[name] = spent.get(name, 0.0) + time.process_time() - started
+        return made
+
+    env = writer.template_environment()
+    nav = {"suites": [], "baseline_branch": model.baseline_branch}
+    base = model.baseline_branch
+    for s in model.series:
+        band = timed("noise band", lambda s=s: noise_band(s, base, []))
+        context = timed("page context (chart included)", lambda s=s, band=band:
+                        pages.benchmark_context(model, s, [], ["gpu", "torch"], band))
+        page = plan.page_of(paths.benchmark_page(s), "benchmark.html", context, nav)
+        html = timed("page template", lambda page=page:
+                     env.get_template("benchmark.html").render(**page.context))
+        timed("page masked and encoded", lambda html=html: scrub(html).encode("utf-8"))
+        timed("head file", lambda s=s: writer._encoded(site_data.series_payload(
+            s, env_changes(s.points), [], {})))
+        timed("trend file", lambda s=s, band=band: writer._encoded(
+            trends.trend_payload(s, [], band, base)))
+    return spent
+
+
 # -- change points over a whole history ----------------------------------------------------------
 
 def print_change_point_costs(sizes: list[int]) -> None:
@@ -632,6 +689,9 @@ def main() -> None:
     parser.add_argument("--layout", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="the site's size by kind of file at scale and the writing cost "
                              "alone (history made in memory, no change points)")
+    parser.add_argument("--page-cost", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="CPU time per benchmark of making its page and data files, "
+                             "by stage (history made in memory, no change points)")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -640,6 +700,8 @@ def main() -> None:
         return print_scale(args.scale, args.window)
     if args.layout:
         return print_layout(args.layout)
+    if args.page_cost:
+        return print_page_cost(args.page_cost)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:
