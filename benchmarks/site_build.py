@@ -586,6 +586,7 @@ def page_stage_costs(model) -> dict[str, float]:
     env = writer.template_environment()
     nav = {"suites": [], "baseline_branch": model.baseline_branch}
     base = model.baseline_branch
+    chunks = plan.pack_layout(model.series)[1]  # the head file holds the points after them
     for s in model.series:
         band = timed("noise band", lambda s=s: noise_band(s, base, []))
         context = timed("page context (chart included)", lambda s=s, band=band:
@@ -595,7 +596,7 @@ def page_stage_costs(model) -> dict[str, float]:
                      env.get_template("benchmark.html").render(**page.context))
         timed("page masked and encoded", lambda html=html: scrub(html).encode("utf-8"))
         timed("head file", lambda s=s: writer._encoded(site_data.series_payload(
-            s, env_changes(s.points), [], {})))
+            s, env_changes(s.points), [], {}, chunks.get(s.key, []))))
         timed("trend file", lambda s=s, band=band: writer._encoded(
             trends.trend_payload(s, [], band, base)))
     return spent
