@@ -112,6 +112,24 @@ def test_an_unchanged_benchmark_with_a_small_change_seen_does_not_lean():
     assert len(targets(first_look({}, spread=0.08))) < len(LEVELS) / 2
 
 
+def test_a_leaning_benchmark_is_settled_by_rounds_that_could_have_seen_its_first_change():
+    from dataclasses import replace
+
+    from torch_bench.analyze.confirm import settled
+
+    first = seen_all(first_look({"b5": 1.12}, spread=0.08))["b5"]
+    assert first.kind is Kind.UNCHANGED and leaning(first)
+    seen = first.assessment.relative_ratio - 1
+    rounds_saw = replace(first, assessment=replace(first.assessment, ratio=1.0, shift=0.0,
+                                                   detectable=0.8 * seen))
+    assert settled(first, rounds_saw)
+    # the same rounds do not clear an alert: that needs half the change
+    alert = replace(first, kind=Kind.REGRESSION)
+    assert not settled(alert, rounds_saw)
+    assert settled(alert, replace(rounds_saw, assessment=replace(rounds_saw.assessment,
+                                                                 detectable=0.4 * seen)))
+
+
 def seen_all(comparison):
     return {v.name: v for v in comparison.verdicts}
 

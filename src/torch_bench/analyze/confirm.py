@@ -13,8 +13,9 @@ After each round from the second on, the rounds so far are judged side by side
 looks the budget allows (Bonferroni over looks, so that looking after every round does not
 raise the false-alarm rate). A benchmark is settled when the rounds call it a regression or
 an improvement, or when they could have seen a change half the size first measured (their
-resolution is at most max(minimum effect, |first change| / 2)) and saw none. Rounds stop when
-every benchmark is settled, after `max_rounds`, or when the next round would pass the budget.
+resolution is at most max(minimum effect, |first change| / 2); for a leaning "unchanged",
+the first change itself) and saw none. Rounds stop when every benchmark is settled, after
+`max_rounds`, or when the next round would pass the budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
 benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged. Pure
@@ -84,7 +85,10 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
         return False
     first_change = abs(math.log(first.assessment.relative_ratio)) \
         if first.assessment and 0 < first.assessment.relative_ratio < math.inf else 0.0
-    wanted = max(first.assessment.min_effect, math.expm1(first_change / 2))
+    # clearing an alert needs rounds that could have seen half the change; a leaning
+    # "unchanged" is settled by rounds that could have seen the change itself
+    share = 1.0 if first.kind is Kind.UNCHANGED else 0.5
+    wanted = max(first.assessment.min_effect, math.expm1(first_change * share))
     return now.assessment.detectable <= wanted
 
 
