@@ -130,6 +130,18 @@ def test_a_leaning_benchmark_is_settled_by_rounds_that_could_have_seen_its_first
                                                                  detectable=0.4 * seen)))
 
 
+def test_a_leaning_benchmark_the_rounds_do_not_settle_stays_unchanged_and_says_what_they_read():
+    first = first_look({"b5": 1.12}, spread=0.08)
+    rounds = Rounds({"b5": 1.06}, seconds_per_round=100.0)  # two rounds fit in the budget
+    after = seen_all(confirm(first, rounds, budget_s=250, policy=RulePolicy(),
+                             clock=rounds.clock))
+    assert len(rounds.calls) == 2
+    assert after["b5"].kind is Kind.UNCHANGED
+    assert after["b5"].assessment == seen_all(first)["b5"].assessment
+    assert "2 A/B rounds read +" in after["b5"].note
+    assert "not settled within the budget" in after["b5"].note
+
+
 def seen_all(comparison):
     return {v.name: v for v in comparison.verdicts}
 

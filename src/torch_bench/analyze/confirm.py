@@ -166,7 +166,7 @@ def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
     alerted = first.kind in (Kind.REGRESSION, Kind.IMPROVEMENT)
     if settled_as is None:
         if not alerted:
-            return first
+            return _unsettled_reading(first, latest, rounds)
         return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                        note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
                             "settle it within the budget")
@@ -177,3 +177,14 @@ def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
     return replace(first, kind=settled_as.kind, assessment=a,
                    confirmed=(settled_as.kind is first.kind) if alerted else None,
                    note=said)
+
+
+def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int) -> Verdict:
+    """An undecided or leaning verdict the rounds did not settle keeps its kind, with what
+    the rounds read so far in its note."""
+    a = latest.assessment if latest is not None else None
+    if a is None or a.detectable is None or not 0 < a.relative_ratio < math.inf:
+        return first
+    read = (f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}% (could have seen "
+            f"±{a.detectable * 100:.1f}%), not settled within the budget")
+    return replace(first, note=f"{first.note}; {read}" if first.note else read)
