@@ -5,7 +5,8 @@ Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
      "chunks": [{"file", "offset", "length", "count"}],  # the older points, oldest first:
-                                                       # segments of packed files (packs.py)
+                                                       # segments of packed files (packs.py,
+                                                       # each its own length)
      "run_tables": [file],                             # the run tables its points refer to
      "points": {"run", "env", "median", "q1", "q3", "n"},  # one entry per point, oldest first
      "env_changes": [{"index", "label"}],
@@ -93,6 +94,15 @@ def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
     pts = series.points[span]
     return packs.encode_segment({"run": pts.run, "n": pts.n, "median": pts.median,
                                  "q1": pts.q1, "q3": pts.q3, "env": env[span]})
+
+
+def chunk_lengths(series: Series, env: np.ndarray) -> list[int]:
+    """The length of each complete chunk's segment (what `chunk_segment` makes), cheaply."""
+    whole = complete_chunks(series) * CHUNK_POINTS
+    pts = series.points[:whole]
+    return packs.segment_lengths({"run": pts.run, "n": pts.n, "median": pts.median,
+                                  "q1": pts.q1, "q3": pts.q3, "env": env[:whole]},
+                                 CHUNK_POINTS).tolist()
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
