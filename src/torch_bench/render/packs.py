@@ -47,6 +47,7 @@ SYMMETRIC, QUARTILES = 0, 1
 HEADER = struct.Struct("<BBBBB3xiiii")
 INTEGER_COLUMNS = ("run", "n", "env")  # the order of their widths and bases in the header
 WIDTHS = {0: None, 1: "<u1", 2: "<u2", 4: "<u4"}
+WIDTH_LIMITS, WIDTH_STEPS = np.asarray([1, 2**8, 2**16]), np.asarray([0, 1, 2, 4])
 # q1 and q3 remade from median and half are kept only this close to the values given:
 # two float32 roundings, what storing them as float32 would lose at worst.
 SYMMETRIC_TOLERANCE = 2.0 ** -23
@@ -73,8 +74,7 @@ def integer_widths(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if low.min(initial=0) < np.iinfo(np.int32).min or \
             high.max(initial=0) > np.iinfo(np.int32).max:
         raise ValueError("a segment's integers must fit in int32")
-    span = high - low
-    widths = np.select([span == 0, span < 2**8, span < 2**16], [0, 1, 2], 4)
+    widths = WIDTH_STEPS[np.searchsorted(WIDTH_LIMITS, high - low, side="right")]
     return low, widths
 
 
@@ -99,10 +99,10 @@ def _floats32(columns: Mapping[str, np.ndarray], rows: int) -> tuple[np.ndarray,
 
 
 def _integers(columns: Mapping[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
-    run = np.asarray(columns["run"], np.int64).reshape(rows, -1)
-    if np.any(np.diff(run, axis=1) < 1):
+    steps = np.diff(np.asarray(columns["run"], np.int64).reshape(rows, -1), axis=1)
+    if steps.size and steps.min() < 1:
         raise ValueError("a segment's runs must increase")
-    return {"run": np.diff(run, axis=1),
+    return {"run": steps,
             "n": np.asarray(columns["n"], np.int64).reshape(rows, -1),
             "env": np.asarray(columns["env"], np.int64).reshape(rows, -1)}
 
