@@ -54,6 +54,7 @@ def test_the_run_tables_locate_every_runs_line_in_the_values_packs(history, tmp_
                                                                    monkeypatch):
     monkeypatch.setattr(data, "RUN_CHUNK", 5)
     site = build_site(history, tmp_path / "site")
+    model = build_model(history)
     listed = json.loads((site / paths.RUNS_INDEX).read_text(encoding="utf-8"))
     assert len(listed) == RUNS
     assert len(list((site / "json" / "runs").iterdir())) == 2 * math.ceil(RUNS / 5)
@@ -62,8 +63,10 @@ def test_the_run_tables_locate_every_runs_line_in_the_values_packs(history, tmp_
         offsets = table["values"]["offsets"]
         packed = (site / table["values"]["file"]).read_bytes()
         assert len(packed) == offsets[-1]
-        line = json.loads(packed[offsets[entry["line"]]:offsets[entry["line"] + 1]])
+        line = packs.decode_run_values(packed[offsets[entry["line"]]:offsets[entry["line"] + 1]])
         assert line["run"] == entry["run"] == table["run"][entry["line"]]
+        assert line == json.loads(json.dumps(data.run_values_payload(model, model.runs[
+            [r.run_id for r in model.runs].index(entry["run"])])))
 
 
 def points(count: int, seed: int = 0, **changes) -> dict[str, np.ndarray]:
@@ -157,3 +160,14 @@ def test_six_digits_rounds_many_values_as_one_value_is_rounded():
     printed = [repr(v) for v in got[:300].tolist()]
     assert all(len(p.split("e")[0].replace("-", "").replace(".", "").strip("0")) <= 6
                for p in printed)
+
+
+@pytest.mark.parametrize("run_id", ["r", "run-1", "run-12", "run-123"])  # every padding
+def test_a_runs_values_part_gives_back_its_payload(run_id):
+    payload = {"run": run_id, "statuses": ["ok", "error"], "series": [[0, 3], [7, 2]],
+               "median": [1.23457, None, 9.99999e-07, 123456.0, 0.5], "status": [0, 1, 0, 0, 0]}
+    part = packs.encode_run_values(payload)
+    assert len(part) % 4 == 0 and len(part) < len(packs.json_bytes(payload)) + 8
+    assert packs.decode_run_values(part) == payload
+    with pytest.raises(ValueError):
+        packs.decode_run_values(part[:-4])

@@ -16,8 +16,9 @@ A point's "run" is the run's position in the history; run table k (paths.run_tab
 what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
     {"first", "commit_url_prefix", "run", "date", "sha", "branch", "message", "url" (only
      when the commit URLs are not prefix + sha), "values": {"file", "offsets"}}
-where "values" locates each run's values in the runs' values pack: one JSON line per run,
-{"run", "statuses", "series", "median", "status"} (run_values_payload). The whole history
+where "values" locates each run's values in the runs' values pack: one part per run,
+{"run", "statuses", "series", "median", "status"} (run_values_payload) packed by
+packs.encode_run_values (the medians as float32). The whole history
 of a series is its chunks' points followed by the head's; indexes (env_changes,
 change_points) count in it. A new run rewrites only the heads, the newest run table and
 values pack: complete chunks and tables keep their bytes (and their cache entries in

@@ -25,6 +25,8 @@ constant n: 9 bytes per point, of which 8 are its median and spread. float32 kee
 significant digits the JSON files carry; the symmetric form is used only where it gives q1 and
 q3 back within two float32 roundings.
 
+Run values packs (paths.run_values_pack): one part per run, `encode_run_values`.
+
 Every JSON data file is encoded by `json_bytes`: compact, and with the secrets the tool knows
 of masked (redact.scrub), as every other file the tool writes.
 """
@@ -180,6 +182,30 @@ def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
     run = first + np.concatenate([[0], np.cumsum(ints["run"] + bases["run"])])[:count]
     return {"run": run, "n": ints["n"] + bases["n"], "median": median, "q1": q1, "q3": q3,
             "env": ints["env"] + bases["env"]}
+
+
+def encode_run_values(payload: Mapping[str, Any]) -> bytes:
+    """One run's part of a values pack (data.run_values_payload): uint32 length of a JSON
+    header (the payload without "median"), the header, zero bytes to a multiple of 4, then
+    the medians as float32, NaN where there is none. A median of six significant digits
+    comes back exactly from float32 (static/dashboard.js reads the part)."""
+    header = json_bytes({k: v for k, v in payload.items() if k != "median"})
+    medians = np.asarray([np.nan if m is None else m for m in payload["median"]], "<f4")
+    padding = b"\0" * (-len(header) % 4)
+    return struct.pack("<I", len(header)) + header + padding + medians.tobytes()
+
+
+def decode_run_values(data: bytes) -> dict[str, Any]:
+    """The payload `encode_run_values` made, medians at six significant digits."""
+    (length,) = struct.unpack_from("<I", data)
+    payload = json.loads(data[4:4 + length])
+    start = 4 + length + (-length % 4)
+    count = sum(span for _, span in payload["series"])
+    if len(data) != start + 4 * count:
+        raise ValueError(f"a values part of {len(data)} bytes, not {start + 4 * count}")
+    medians = np.frombuffer(data, "<f4", count, start).tolist()
+    payload["median"] = [None if m != m else float(f"{m:.6g}") for m in medians]
+    return payload
 
 
 def offsets_of(parts: Sequence[bytes]) -> list[int]:

@@ -223,8 +223,7 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
 
 def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
     """A run table and the values pack its "values" entry locates."""
-    lines = [packs.json_bytes(data.run_values_payload(model, run)) + b"\n"
-             for run in runs]
+    lines = [packs.encode_run_values(data.run_values_payload(model, run)) for run in runs]
     table, values = paths.run_table(chunk), paths.run_values_pack(chunk)
     return Outputs((), ((table, data.run_table_payload(runs, chunk * data.RUN_CHUNK, values,
                                                        packs.offsets_of(lines))),

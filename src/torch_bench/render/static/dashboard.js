@@ -1089,13 +1089,20 @@
       document.getElementById("run-" + letter + "-env").textContent = run.env;
     }
 
-    // A run's values: its line of the values pack its run table locates (render/data.py).
+    // A run's values: its part of the values pack its run table locates (render/packs.py):
+    // uint32 length of a JSON header, the header, padding to 4 bytes, float32 medians (NaN:
+    // none), read back as the six significant digits they were written with.
     async function fetchRunValues(run) {
       const table = await fetchRunTable(root + run.table);
       const offsets = table.values.offsets;
       const bytes = await fetchPart(root + table.values.file, offsets[run.line],
                                     offsets[run.line + 1] - offsets[run.line]);
-      return JSON.parse(new TextDecoder().decode(bytes));
+      const length = new DataView(bytes).getUint32(0, true);
+      const doc = JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 4, length)));
+      const count = doc.series.reduce((sum, span) => sum + span[1], 0);
+      const medians = new Float32Array(bytes, 4 + length + ((4 - (length % 4)) % 4), count);
+      doc.median = Array.from(medians, (v) => (isNaN(v) ? null : Number(v.toPrecision(6))));
+      return doc;
     }
 
     async function render() {
