@@ -142,7 +142,10 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
-def environment_memo() -> Callable[[Series], np.ndarray]:
+EnvOf = Callable[[Series], np.ndarray]  # a series' data.environment_index codes
+
+
+def environment_memo() -> EnvOf:
     """data.environment_index of a series' points, computed once per series key."""
     environments: dict[str, np.ndarray] = {}
 
@@ -156,10 +159,11 @@ def environment_memo() -> Callable[[Series], np.ndarray]:
 PackMembers = dict[tuple[int, int], list[Series]]  # (bucket, chunk) -> series, in pack order
 
 
-def pack_layout(series_list: Sequence[Series], env_of: Callable[[Series], np.ndarray],
-                ) -> tuple[PackMembers, dict[str, list[dict]]]:
+def pack_layout(series_list: Sequence[Series],
+                env_of: EnvOf) -> tuple[PackMembers, dict[str, list[dict]]]:
     """Which series each packed chunk file holds (packs.py), and per series key where its
-    complete chunks lie: [{"file", "offset", "length", "count"}], oldest first."""
+    complete chunks lie: [{"file", "offset", "length", "count"}], oldest first (segments
+    are as long as their columns need)."""
     members: PackMembers = {}
     lengths: dict[str, list[int]] = {}
     for series in sorted(series_list, key=lambda s: s.key):
@@ -180,7 +184,7 @@ def pack_layout(series_list: Sequence[Series], env_of: Callable[[Series], np.nda
     return members, entries
 
 
-def pack_groups(members: PackMembers, env_of: Callable[[Series], np.ndarray]) -> list[KeyedGroup]:
+def pack_groups(members: PackMembers, env_of: EnvOf) -> list[KeyedGroup]:
     """One group per packed chunk file: kept as it is while the points of its segments (and
     their environments' numbering) stay the same."""
     groups = []
@@ -223,8 +227,8 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
 
 def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
     """A run table and the values pack its "values" entry locates."""
-    lines = [packs.encode_run_values(data.run_values_payload(model, run)) for run in runs]
+    parts = [packs.encode_run_values(data.run_values_payload(model, run)) for run in runs]
     table, values = paths.run_table(chunk), paths.run_values_pack(chunk)
     return Outputs((), ((table, data.run_table_payload(runs, chunk * data.RUN_CHUNK, values,
-                                                       packs.offsets_of(lines))),
-                        (values, b"".join(lines))))
+                                                       packs.offsets_of(parts))),
+                        (values, b"".join(parts))))
