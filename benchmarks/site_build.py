@@ -42,6 +42,10 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
     .venv/bin/python benchmarks/site_build.py --layout 10000x1000
+    .venv/bin/python benchmarks/site_build.py --cache-rows 1000x1000
+With --cache-rows: the build cache's rows (history_cache.py) as the earlier .npz and as
+Parquet, raw and as tar + zstd (what actions/cache stores), with the synthetic history's
+quartiles and with a spread drawn per result.
 With --layout: the site's size by kind of file (pages, packed chunks, run tables and values,
 head and trend files) and the time to write it and to update it with one run, from a history
 made directly as columns in memory and without change points: what the layout costs apart
@@ -544,6 +548,65 @@ def print_layout(sizes: list[str]) -> None:
             print(f"  {kind:<24} {size_b / 2**20:>8.1f} MB {count:>6} files")
 
 
+# -- the build cache's rows: the earlier .npz against Parquet --------------------------------------
+
+def zstd_size(path: Path) -> int | None:
+    """Bytes of `path` as tar + zstd (level 3, as actions/cache stores a folder), or None
+    without the zstd command."""
+    if shutil.which("zstd") is None:
+        return None
+    tar = subprocess.run(["tar", "-C", str(path.parent), "-cf", "-", path.name],
+                         capture_output=True, check=True).stdout
+    return len(subprocess.run(["zstd", "-q", "-3", "-c"], input=tar, capture_output=True,
+                              check=True).stdout)
+
+
+def print_cache_rows(sizes: list[str]) -> None:
+    """Per RUNSxBENCHMARKS: the rows the build cache keeps (history_cache.py) written as the
+    earlier NumPy .npz (zlib) and as Parquet, raw and as the Action's cache stores them; with
+    the synthetic history's quartiles (one spread per benchmark) and with a spread drawn for
+    every result, as real timings have it."""
+    from torch_bench.render.columns import ROW_FIELDS
+    from torch_bench.render.history_cache import rows_of_parquet, rows_parquet
+
+    def npz(rows: dict) -> bytes:
+        out = io.BytesIO()
+        np.savez_compressed(out, **{name: rows[name].astype(dtype) for name, dtype in ROW_FIELDS})
+        return out.getvalue()
+
+    def parquet(rows: dict) -> bytes:
+        return rows_parquet({name: rows[name].astype(dtype) for name, dtype in ROW_FIELDS})
+
+    print(f"{'size':>11} {'quartiles':>12} {'format':>8} {'write s':>8} {'read s':>7} "
+          f"{'MB':>7} {'tar+zstd MB':>11} {'bytes/row':>9}")
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        rows = synthetic_columns(runs, benchmarks).rows
+        rng = np.random.default_rng(1)
+        spread = (rows["q3"] - rows["q1"]) * rng.lognormal(0, 0.5, len(rows["median"]))
+        varied = {**rows, "q1": rows["median"] - spread / 2, "q3": rows["median"] + spread / 2}
+        for label, made in (("per bench", rows), ("per result", varied)):
+            for name, encode, decode in (
+                    ("npz", npz, lambda path: dict(np.load(path))),
+                    ("parquet", parquet, rows_of_parquet)):
+                work = Path(tempfile.mkdtemp(prefix="cache-rows-"))
+                try:
+                    started = time.perf_counter()
+                    (work / "rows").write_bytes(encode(made))
+                    write_s = time.perf_counter() - started
+                    started = time.perf_counter()
+                    decode(work / "rows")
+                    read_s = time.perf_counter() - started
+                    raw = (work / "rows").stat().st_size
+                    packed = zstd_size(work / "rows")
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                shown = "—" if packed is None else f"{packed / 2**20:.1f}"
+                print(f"{size:>11} {label:>12} {name:>8} {write_s:>8.1f} {read_s:>7.1f} "
+                      f"{raw / 2**20:>7.1f} {shown:>11} {raw / len(made['median']):>9.1f}",
+                      flush=True)
+
+
 # -- change points over a whole history ----------------------------------------------------------
 
 def print_change_point_costs(sizes: list[int]) -> None:
@@ -632,6 +695,8 @@ def main() -> None:
     parser.add_argument("--layout", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="the site's size by kind of file at scale and the writing cost "
                              "alone (history made in memory, no change points)")
+    parser.add_argument("--cache-rows", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="the build cache's rows as the earlier .npz and as Parquet")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -640,6 +705,8 @@ def main() -> None:
         return print_scale(args.scale, args.window)
     if args.layout:
         return print_layout(args.layout)
+    if args.cache_rows:
+        return print_cache_rows(args.cache_rows)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:
