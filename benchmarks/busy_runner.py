@@ -3,12 +3,16 @@ a CPU hog of our own, the run-to-run spread of per-run medians on the default cl
 the wall clock, a planted slowdown judged against the loaded history, and an A/B timed.
 
     python benchmarks/busy_runner.py [--runs 10] [--hog N] [--max-time 0.5] [--processes 1]
-        [--rounds 5] [--slow-factor 1.1] [--skip-ab] [--keep DIR [--reuse]]
+        [--rounds 5] [--slow-factor 1.1] [--confirm-budget 600] [--skip-ab]
+        [--keep DIR [--reuse]]
 
 The suite: 8 small CPU benchmarks (matmul, conv, LSTM, MLP, softmax, layer norm, attention,
 element-wise; each call repeats its operation 10 times, 0.2-6 ms a call), one torch thread.
 The planted slowdown repeats one benchmark's operation 11 times instead of 10 (its true
-ratio is measured separately, interleaved, in this process). The hog: N processes (default:
+ratio is measured separately, interleaved, in this process). The unchanged and the planted
+head are judged against the loaded history as the Action's PR job judges them: from history
+alone, then with targeted confirmation (A/B rounds of the base and head checkouts for the
+flagged, undecided and leaning benchmarks, within --confirm-budget). The hog: N processes (default:
 one per core) spinning on the CPU, each stopping by itself after a fixed time, and stopped
 by this script at the end of each loaded phase.
 
@@ -292,13 +296,27 @@ def true_ratio(side: Path, factor_reps: int, pairs: int = 600) -> float:
     return float(np.median(np.divide(times[factor_reps], times[REPS])))
 
 
-def verdicts(head: Path, side: Path, data: Path, scratch: Path) -> dict[str, str]:
-    out = scratch / f"{head.stem}-verdicts.json"
+def verdicts(head: Path, side: Path, data: Path, scratch: Path,
+             confirm: tuple[Path, float, list[str]] | None = None) -> tuple[dict[str, str], str]:
+    """The head's verdicts against the history, as the Action's PR job gives them; with
+    `confirm` (base checkout, budget in seconds, run arguments), after targeted confirmation.
+    Also a line saying what the confirmation did and what it cost."""
+    tag = "-confirmed" if confirm else ""
+    out = scratch / f"{head.stem}{tag}-verdicts.json"
+    extra = [] if confirm is None else [
+        "--confirm-base", confirm[0], "--confirm-head", side, "--confirm-budget", confirm[1],
+        "--confirm-run-args", " ".join(confirm[2])]
+    started = time.perf_counter()
     torch_bench(side, "compare", "auto", head, "--history", data, "--latest", "--base-branch",
-                "main", "--json", out, "--no-github", check=False)
+                "main", "--json", out, "--no-github", *extra, check=False)
+    spent = time.perf_counter() - started
     if not out.exists():
-        return {}
-    return {v["name"]: v["verdict"] for v in json.loads(out.read_text())["verdicts"]}
+        return {}, "no verdicts written"
+    found = json.loads(out.read_text())
+    done = found.get("confirmation")
+    said = (f"{done['benchmarks']} re-measured over {done['rounds']} rounds, "
+            f"{done['settled']} settled, {spent:.0f} s in all") if done else f"{spent:.0f} s"
+    return {v["name"]: v["verdict"] for v in found["verdicts"]}, said
 
 
 def main() -> int:
@@ -311,6 +329,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="A/B rounds")
     parser.add_argument("--slow-factor", type=float, default=1.1,
                         help="the planted slowdown (repetitions 10 -> 10 x factor)")
+    parser.add_argument("--confirm-budget", type=float, default=600.0,
+                        help="seconds of targeted confirmation per head (the Action's default)")
     parser.add_argument("--skip-ab", action="store_true", help="no A/B")
     parser.add_argument("--keep", metavar="DIR", help="keep runs and data folder here")
     parser.add_argument("--reuse", action="store_true",
@@ -347,13 +367,18 @@ def main() -> int:
             torch_bench(head, "run", *run_args(options), "--calibration", data, "--out",
                         planted)
             ratio = true_ratio(head, reps)
-            same = verdicts(unchanged, base, data, scratch)
-            slow = verdicts(planted, head, data, scratch)
-            print(f"\nagainst the loaded history of {options.runs} runs, under the hog:")
-            print(f"  unchanged head: {dict(Counter(same.values()))}")
-            others = Counter(v for n, v in slow.items() if n != PLANTED)
-            print(f"  head with {PLANTED} slowed (true ratio {ratio:.3f}): {PLANTED} -> "
-                  f"{slow.get(PLANTED)}; the other 7: {dict(others)}")
+            print(f"\nagainst the loaded history of {options.runs} runs, under the hog "
+                  f"(true ratio of the planted slowdown: {ratio:.3f}):")
+            for how, confirm in (("history alone", None),
+                                 ("with targeted confirmation",
+                                  (base, options.confirm_budget, run_args(options)))):
+                same, same_cost = verdicts(unchanged, base, data, scratch, confirm)
+                slow, slow_cost = verdicts(planted, head, data, scratch, confirm)
+                others = Counter(v for n, v in slow.items() if n != PLANTED)
+                print(f"  {how}:\n    unchanged head: {dict(Counter(same.values()))} "
+                      f"({same_cost})\n    head with {PLANTED} slowed: {PLANTED} -> "
+                      f"{slow.get(PLANTED)}; the other 7: {dict(others)} ({slow_cost})",
+                      flush=True)
             if not options.skip_ab:
                 started = time.perf_counter()
                 done = torch_bench(scratch, "ab", "--base", base, "--head", head, "--rounds",

@@ -43,6 +43,10 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
     .venv/bin/python benchmarks/site_build.py --layout 10000x1000
     .venv/bin/python benchmarks/site_build.py --page-cost 2000x1000
+    .venv/bin/python benchmarks/site_build.py --cache-rows 1000x1000
+With --cache-rows: the build cache's rows (history_cache.py) as the earlier .npz and as
+Parquet, raw and as tar + zstd (what actions/cache stores), with the synthetic history's
+quartiles and with a spread drawn per result.
 With --layout: the site's size by kind of file (pages, packed chunks, run tables and values,
 head and trend files) and the time to write it and to update it with one run, from a history
 made directly as columns in memory and without change points: what the layout costs apart
@@ -586,7 +590,7 @@ def page_stage_costs(model) -> dict[str, float]:
     env = writer.template_environment()
     nav = {"suites": [], "baseline_branch": model.baseline_branch}
     base = model.baseline_branch
-    chunks = plan.pack_layout(model.series)[1]  # the head file holds the points after them
+    chunks = plan.pack_layout(model.series, plan.environment_memo())[1]  # the head: after them
     for s in model.series:
         band = timed("noise band", lambda s=s: noise_band(s, base, []))
         context = timed("page context (chart included)", lambda s=s, band=band:
@@ -600,6 +604,65 @@ def page_stage_costs(model) -> dict[str, float]:
         timed("trend file", lambda s=s, band=band: writer._encoded(
             trends.trend_payload(s, [], band, base)))
     return spent
+
+
+# -- the build cache's rows: the earlier .npz against Parquet --------------------------------------
+
+def zstd_size(path: Path) -> int | None:
+    """Bytes of `path` as tar + zstd (level 3, as actions/cache stores a folder), or None
+    without the zstd command."""
+    if shutil.which("zstd") is None:
+        return None
+    tar = subprocess.run(["tar", "-C", str(path.parent), "-cf", "-", path.name],
+                         capture_output=True, check=True).stdout
+    return len(subprocess.run(["zstd", "-q", "-3", "-c"], input=tar, capture_output=True,
+                              check=True).stdout)
+
+
+def print_cache_rows(sizes: list[str]) -> None:
+    """Per RUNSxBENCHMARKS: the rows the build cache keeps (history_cache.py) written as the
+    earlier NumPy .npz (zlib) and as Parquet, raw and as the Action's cache stores them; with
+    the synthetic history's quartiles (one spread per benchmark) and with a spread drawn for
+    every result, as real timings have it."""
+    from torch_bench.render.columns import ROW_FIELDS
+    from torch_bench.render.history_cache import rows_of_parquet, rows_parquet
+
+    def npz(rows: dict) -> bytes:
+        out = io.BytesIO()
+        np.savez_compressed(out, **{name: rows[name].astype(dtype) for name, dtype in ROW_FIELDS})
+        return out.getvalue()
+
+    def parquet(rows: dict) -> bytes:
+        return rows_parquet({name: rows[name].astype(dtype) for name, dtype in ROW_FIELDS})
+
+    print(f"{'size':>11} {'quartiles':>12} {'format':>8} {'write s':>8} {'read s':>7} "
+          f"{'MB':>7} {'tar+zstd MB':>11} {'bytes/row':>9}")
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        rows = synthetic_columns(runs, benchmarks).rows
+        rng = np.random.default_rng(1)
+        spread = (rows["q3"] - rows["q1"]) * rng.lognormal(0, 0.5, len(rows["median"]))
+        varied = {**rows, "q1": rows["median"] - spread / 2, "q3": rows["median"] + spread / 2}
+        for label, made in (("per bench", rows), ("per result", varied)):
+            for name, encode, decode in (
+                    ("npz", npz, lambda path: dict(np.load(path))),
+                    ("parquet", parquet, rows_of_parquet)):
+                work = Path(tempfile.mkdtemp(prefix="cache-rows-"))
+                try:
+                    started = time.perf_counter()
+                    (work / "rows").write_bytes(encode(made))
+                    write_s = time.perf_counter() - started
+                    started = time.perf_counter()
+                    decode(work / "rows")
+                    read_s = time.perf_counter() - started
+                    raw = (work / "rows").stat().st_size
+                    packed = zstd_size(work / "rows")
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                shown = "—" if packed is None else f"{packed / 2**20:.1f}"
+                print(f"{size:>11} {label:>12} {name:>8} {write_s:>8.1f} {read_s:>7.1f} "
+                      f"{raw / 2**20:>7.1f} {shown:>11} {raw / len(made['median']):>9.1f}",
+                      flush=True)
 
 
 # -- change points over a whole history ----------------------------------------------------------
@@ -693,6 +756,8 @@ def main() -> None:
     parser.add_argument("--page-cost", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="CPU time per benchmark of making its page and data files, "
                              "by stage (history made in memory, no change points)")
+    parser.add_argument("--cache-rows", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="the build cache's rows as the earlier .npz and as Parquet")
     parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -703,6 +768,8 @@ def main() -> None:
         return print_layout(args.layout)
     if args.page_cost:
         return print_page_cost(args.page_cost)
+    if args.cache_rows:
+        return print_cache_rows(args.cache_rows)
     if args.change_points:
         return print_change_point_costs(args.runs)
     if args.update:

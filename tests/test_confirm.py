@@ -10,20 +10,21 @@ import pytest
 
 from support.runs import history, make_run, ok
 from test_ab import checkout
-from torch_bench.analyze.confirm import confirm, name_filter, targets
+from torch_bench.analyze.confirm import confirm, leaning, name_filter, targets
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 
 LEVELS = {f"b{i}": 10.0 + i for i in range(8)}
 
 
-def first_look(head_factors: dict[str, float]):
-    """A PR judged against 12 runs of history: the head's single run."""
+def first_look(head_factors: dict[str, float], spread: float = 0.02):
+    """A PR judged against 12 runs of history (run-to-run log sd `spread`): the head's
+    single run."""
     base = make_run([ok(n, m, seed=300 + j) for j, (n, m) in enumerate(LEVELS.items())],
                     created_at="2026-01-01T00:00:00Z", run_id="base")
     head = make_run([ok(n, m * head_factors.get(n, 1.0), seed=400 + j)
                      for j, (n, m) in enumerate(LEVELS.items())], sha="b" * 40, run_id="head")
-    return compare_runs([base], [head], history(12, LEVELS, spread=0.02))
+    return compare_runs([base], [head], history(12, LEVELS, spread=spread))
 
 
 class Rounds:
@@ -84,6 +85,65 @@ def test_rounds_stop_at_the_budget_and_an_unsettled_regression_is_inconclusive()
     if found["b3"].kind is Kind.INCONCLUSIVE:
         assert "did not settle it within the budget" in found["b3"].note
     assert after.to_dict()["confirmation"]["rounds"] == 2
+
+
+def test_a_slowdown_the_noisy_history_hid_is_measured_again_and_found():
+    # a busy runner: runs move 8% from one to the next, so one head run cannot call +10%
+    first = first_look({"b5": 1.10}, spread=0.08)
+    seen = {v.name: v for v in first.verdicts}["b5"]
+    assert seen.kind is Kind.UNCHANGED and seen.assessment.detectable > 0.10
+    assert leaning(seen)
+    rounds = Rounds({"b5": 1.10})
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    found = {v.name: v for v in after.verdicts}
+    assert found["b5"].kind is Kind.REGRESSION and "A/B rounds" in found["b5"].note
+    # the benchmarks that did not lean were left alone
+    measured = "".join(only for _, only in rounds.calls)
+    for name, verdict in seen_all(first).items():
+        if verdict.kind is Kind.UNCHANGED and not leaning(verdict):
+            assert f"/{name})" not in measured and f"/{name}|" not in measured
+            assert found[name] == verdict
+
+
+def test_an_unchanged_benchmark_with_a_small_change_seen_does_not_lean():
+    quiet = seen_all(first_look({"b5": 1.001}))["b5"]
+    assert quiet.kind is Kind.UNCHANGED and not leaning(quiet)
+    # an unchanged head on the noisy runner: the rounds stay targeted
+    assert len(targets(first_look({}, spread=0.08))) < len(LEVELS) / 2
+
+
+def test_a_leaning_benchmark_is_settled_by_rounds_that_could_have_seen_its_first_change():
+    from dataclasses import replace
+
+    from torch_bench.analyze.confirm import settled
+
+    first = seen_all(first_look({"b5": 1.12}, spread=0.08))["b5"]
+    assert first.kind is Kind.UNCHANGED and leaning(first)
+    seen = first.assessment.relative_ratio - 1
+    rounds_saw = replace(first, assessment=replace(first.assessment, ratio=1.0, shift=0.0,
+                                                   detectable=0.8 * seen))
+    assert settled(first, rounds_saw)
+    # the same rounds do not clear an alert: that needs half the change
+    alert = replace(first, kind=Kind.REGRESSION)
+    assert not settled(alert, rounds_saw)
+    assert settled(alert, replace(rounds_saw, assessment=replace(rounds_saw.assessment,
+                                                                 detectable=0.4 * seen)))
+
+
+def test_a_leaning_benchmark_the_rounds_do_not_settle_stays_unchanged_and_says_what_they_read():
+    first = first_look({"b5": 1.12}, spread=0.08)
+    rounds = Rounds({"b5": 1.06}, seconds_per_round=100.0)  # two rounds fit in the budget
+    after = seen_all(confirm(first, rounds, budget_s=250, policy=RulePolicy(),
+                             clock=rounds.clock))
+    assert len(rounds.calls) == 2
+    assert after["b5"].kind is Kind.UNCHANGED
+    assert after["b5"].assessment == seen_all(first)["b5"].assessment
+    assert "2 A/B rounds read +" in after["b5"].note
+    assert "not settled within the budget" in after["b5"].note
+
+
+def seen_all(comparison):
+    return {v.name: v for v in comparison.verdicts}
 
 
 def test_nothing_to_confirm_measures_nothing():

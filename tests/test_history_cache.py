@@ -8,11 +8,18 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from torch_bench.cli import main
 from torch_bench.render import paths
-from torch_bench.render.history_cache import INDEX_NAME, ROWS_NAME
+from torch_bench.render.columns import ROW_FIELDS
+from torch_bench.render.history_cache import (
+    INDEX_NAME,
+    ROWS_NAME,
+    rows_of_parquet,
+    rows_parquet,
+)
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import measured, new_run
 from torch_bench.store.layout import run_path
@@ -94,7 +101,7 @@ def test_a_removed_file_and_a_compacted_month_leave_no_trace(history, tmp_path, 
 
 
 @pytest.mark.parametrize("damage", [
-    (INDEX_NAME, b"{not json"), (ROWS_NAME, b"PK\x03\x04 truncated"), (ROWS_NAME, b""),
+    (INDEX_NAME, b"{not json"), (ROWS_NAME, b"PAR1 truncated"), (ROWS_NAME, b""),
 ])
 def test_a_damaged_cache_is_ignored(history, tmp_path, capsys, damage):
     data, out = history
@@ -149,3 +156,35 @@ def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
     assert "read 2 data files, 29 from the cache" in capsys.readouterr().err
     assert_same_as_fresh(second / "data", tmp_path / "site2", tmp_path, capsys,
                          cache_inside=False)
+
+
+def test_a_cache_of_another_format_or_not_matching_its_index_is_ignored(history, tmp_path,
+                                                                       capsys):
+    data, out = history
+    cache = out / paths.BUILD_CACHE_DIR
+    index = cache / INDEX_NAME
+    index.write_bytes(index.read_bytes().replace(b'"format":2', b'"format":1'))
+    assert "read 40 data files, 0 from the cache" in site(data, out, capsys)
+    rows = rows_of_parquet(cache / ROWS_NAME)  # rows of fewer files than the index lists
+    (cache / ROWS_NAME).write_bytes(rows_parquet({k: v[:-2] for k, v in rows.items()}))
+    assert "read 40 data files, 0 from the cache" in site(data, out, capsys)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+def test_cached_rows_come_back_bit_for_bit(tmp_path):
+    rng = np.random.default_rng(0)
+    size = 5000
+    median = rng.uniform(0.01, 1e4, size) * 10.0 ** rng.integers(-6, 6, size)
+    half = median * rng.uniform(0, 0.5, size)
+    rows = {name: rng.integers(-1, 1000, size).astype(dtype) for name, dtype in ROW_FIELDS}
+    rows |= {"median": median, "q1": median - half, "q3": median + half}
+    skewed = rng.random(size) < 0.05  # quartiles not centred: kept as they are
+    rows["q3"][skewed] = median[skewed] * 3
+    missing = rng.random(size) < 0.05  # results without a summary
+    for name in ("median", "q1", "q3"):
+        rows[name][missing] = np.nan
+    (tmp_path / "rows.parquet").write_bytes(rows_parquet(rows))
+    back = rows_of_parquet(tmp_path / "rows.parquet")
+    for name, dtype in ROW_FIELDS:
+        assert back[name].dtype == dtype
+        assert back[name].tobytes() == rows[name].tobytes(), name

@@ -13,6 +13,7 @@ import json
 import re
 import threading
 
+import numpy as np
 import pytest
 
 from site_history import RUNS, XSS_MESSAGE, sha_of, write_history
@@ -57,7 +58,7 @@ class RangeHandler(QuietHandler):
     def send_head(self):
         asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
         path = self.translate_path(self.path)
-        if asked is None or not path.endswith((".bin", ".jsonl")):
+        if asked is None or not path.endswith(".bin"):
             self.wholes.append(self.path)
             return super().send_head()
         body = open(path, "rb").read()
@@ -116,7 +117,8 @@ def test_the_head_file_locates_its_complete_chunks_in_packs_and_holds_the_rest(s
     runs = []
     for chunk in head["chunks"]:
         packed = (site / "bench" / chunk["file"]).resolve().read_bytes()
-        segment = packs.decode_segment(packed[chunk["offset"]:chunk["offset"] + chunk["length"]])
+        segment = packs.decode_segment(packed[chunk["offset"]:chunk["offset"] + chunk["length"]],
+                                       chunk["count"])
         assert len(segment["median"]) == chunk["count"] == CHUNK
         runs += segment["run"].tolist()
     shas = []
@@ -124,6 +126,19 @@ def test_the_head_file_locates_its_complete_chunks_in_packs_and_holds_the_rest(s
         shas += json.loads((site / "bench" / table).resolve().read_text("utf-8"))["sha"]
     assert len(head["run_tables"]) == 3
     assert [shas[i] for i in runs + head["points"]["run"]] == [sha_of(i) for i in range(RUNS)]
+
+
+def chunk_points(site) -> tuple[dict, list[str]]:
+    """The points of BERT's complete chunks, decoded in Python, and its environments."""
+    head_link = trend_path(site, BERT).replace("bench/", "json/series/").replace(".html", ".json")
+    head = json.loads((site / head_link).read_text(encoding="utf-8"))
+    parts = []
+    for chunk in head["chunks"]:
+        packed = (site / "bench" / chunk["file"]).resolve().read_bytes()
+        parts.append(packs.decode_segment(
+            packed[chunk["offset"]:chunk["offset"] + chunk["length"]], chunk["count"]))
+    return ({name: np.concatenate([part[name] for part in parts]) for name in parts[0]},
+            [env["label"] for env in head["environments"]])
 
 
 def whole_history(page):
@@ -160,6 +175,14 @@ def test_a_point_of_an_older_chunk_opens_its_commit_and_downloads_carry_all(page
     # packed float32 values come back as the six significant digits the JSON files carry
     assert [float(row["median"]) for row in rows[-len(medians):]] == medians
     assert all(len(row["median"].replace(".", "").lstrip("0")) <= 6 for row in rows)
+    # the page decodes the packed segments as packs.decode_segment does
+    decoded, labels = chunk_points(site)
+    chunked = rows[:len(decoded["median"])]
+    for name in ("q1", "q3", "median"):
+        assert [float(row[name]) for row in chunked] == [float(f"{v:.6g}")
+                                                         for v in decoded[name].tolist()]
+    assert [int(row["n"]) for row in chunked] == decoded["n"].tolist()
+    assert [row["env"] for row in chunked] == [labels[e] for e in decoded["env"].tolist()]
     handler = served[1]
     if handler is not QuietHandler:  # the packs were read in parts, never whole
         assert any(path.endswith(".bin") for path in handler.parts)
@@ -176,5 +199,5 @@ def test_the_compare_page_reads_a_run_of_an_older_table(page, base_url, served):
     assert "worse" in bert.locator("td").last.get_attribute("class")
     handler = served[1]
     if handler is not QuietHandler:
-        assert any(path.endswith(".jsonl") for path in handler.parts)
-        assert not any(path.endswith(".jsonl") for path in handler.wholes)
+        assert any("/values-" in path for path in handler.parts)
+        assert not any(path.endswith(".bin") for path in handler.wholes)

@@ -1,23 +1,26 @@
 """Targeted confirmation: more measurement where a verdict is ambiguous or flagged.
 
 A single head run against history is one shot. The benchmarks whose verdict would alert
-(regression, improvement) or could not be given (inconclusive: significant alone but not
-across the suite, a head whose own samples show contention, too little history) are measured
-again, base and head interleaved in A/B rounds, and only they: round after round, until each
-is settled or the time budget is spent. This is how a tool can beat any single-shot test:
-more data where the answer is not clear yet.
+(regression, improvement), could not be given (inconclusive: significant alone but not
+across the suite, a head whose own samples show contention, too little history) or leans
+toward a change the noise hid (`leaning`) are measured again, base and head interleaved in
+A/B rounds, and only they: round after round, until each is settled or the time budget is
+spent. This is how a tool can beat any single-shot test: more data where the answer is not
+clear yet.
 
 After each round from the second on, the rounds so far are judged side by side
 (`verdicts.compare_runs(side_by_side=True)`), at the false-alarm rate divided by the number of
 looks the budget allows (Bonferroni over looks, so that looking after every round does not
 raise the false-alarm rate). A benchmark is settled when the rounds call it a regression or
 an improvement, or when they could have seen a change half the size first measured (their
-resolution is at most max(minimum effect, |first change| / 2)) and saw none. Rounds stop when
-every benchmark is settled, after `max_rounds`, or when the next round would pass the budget.
+resolution is at most max(minimum effect, |first change| / 2); for a leaning "unchanged",
+the first change itself) and saw none. Rounds stop when every benchmark is settled, after
+`max_rounds`, or when the next round would pass the budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
-benchmark the rounds did not settle becomes inconclusive. Pure but for `measure_round`, the
-callable that measures one round (`analyze.ab.run_round` in the tool).
+benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged. Pure
+but for `measure_round`, the callable that measures one round (`analyze.ab.run_round` in the
+tool).
 """
 
 from __future__ import annotations
@@ -39,13 +42,27 @@ UNTRUSTED_NOTE = "pre-flight check failed"
 
 
 def targets(comparison: Comparison) -> list[Verdict]:
-    """The verdicts worth more measurement: alerting or undecided, measured on both sides."""
+    """The verdicts worth more measurement, measured on both sides: alerting, undecided, or
+    leaning (see `leaning`)."""
     if comparison.untrusted_sides:
         return []
     return [v for v in comparison.verdicts
-            if v.kind in TARGET_KINDS and v.assessment is not None
+            if (v.kind in TARGET_KINDS or leaning(v)) and v.assessment is not None
             and not (v.note or "").startswith(UNTRUSTED_NOTE)
             and v.note != "skipped on one side"]
+
+
+def leaning(verdict: Verdict) -> bool:
+    """An "unchanged" that could hide a change users care about: the change seen is at least
+    the minimum effect and at least a third of what the rule could have detected. On a noisy
+    runner a real 10% slowdown often reads "+12%, no change beyond ±20%"; only more
+    measurement tells it from noise."""
+    a = verdict.assessment
+    if verdict.kind is not Kind.UNCHANGED or a is None or a.detectable is None \
+            or not 0 < a.relative_ratio < math.inf:
+        return False
+    seen = abs(math.expm1(abs(math.log(a.relative_ratio))))
+    return seen >= max(a.min_effect, a.detectable / 3)
 
 
 def name_filter(verdicts: Sequence[Verdict]) -> str:
@@ -68,7 +85,10 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
         return False
     first_change = abs(math.log(first.assessment.relative_ratio)) \
         if first.assessment and 0 < first.assessment.relative_ratio < math.inf else 0.0
-    wanted = max(first.assessment.min_effect, math.expm1(first_change / 2))
+    # clearing an alert needs rounds that could have seen half the change; a leaning
+    # "unchanged" is settled by rounds that could have seen the change itself
+    share = 1.0 if first.kind is Kind.UNCHANGED else 0.5
+    wanted = max(first.assessment.min_effect, math.expm1(first_change * share))
     return now.assessment.detectable <= wanted
 
 
@@ -146,7 +166,7 @@ def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
     alerted = first.kind in (Kind.REGRESSION, Kind.IMPROVEMENT)
     if settled_as is None:
         if not alerted:
-            return first
+            return _unsettled_reading(first, latest, rounds)
         return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                        note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
                             "settle it within the budget")
@@ -157,3 +177,14 @@ def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
     return replace(first, kind=settled_as.kind, assessment=a,
                    confirmed=(settled_as.kind is first.kind) if alerted else None,
                    note=said)
+
+
+def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int) -> Verdict:
+    """An undecided or leaning verdict the rounds did not settle keeps its kind, with what
+    the rounds read so far in its note."""
+    a = latest.assessment if latest is not None else None
+    if a is None or a.detectable is None or not 0 < a.relative_ratio < math.inf:
+        return first
+    read = (f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}% (could have seen "
+            f"±{a.detectable * 100:.1f}%), not settled within the budget")
+    return replace(first, note=f"{first.note}; {read}" if first.note else read)

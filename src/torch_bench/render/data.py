@@ -5,7 +5,8 @@ Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
      "chunks": [{"file", "offset", "length", "count"}],  # the older points, oldest first:
-                                                       # segments of packed files (packs.py)
+                                                       # segments of packed files (packs.py,
+                                                       # each its own length)
      "run_tables": [file],                             # the run tables its points refer to
      "points": {"run", "env", "median", "q1", "q3", "n"},  # one entry per point, oldest first
      "env_changes": [{"index", "label"}],
@@ -15,8 +16,9 @@ A point's "run" is the run's position in the history; run table k (paths.run_tab
 what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
     {"first", "commit_url_prefix", "run", "date", "sha", "branch", "message", "url" (only
      when the commit URLs are not prefix + sha), "values": {"file", "offsets"}}
-where "values" locates each run's values in the runs' values pack: one JSON line per run,
-{"run", "statuses", "series", "median", "status"} (run_values_payload). The whole history
+where "values" locates each run's values in the runs' values pack: one part per run,
+{"run", "statuses", "series", "median", "status"} (run_values_payload) packed by
+packs.encode_run_values (the medians as float32). The whole history
 of a series is its chunks' points followed by the head's; indexes (env_changes,
 change_points) count in it. A new run rewrites only the heads, the newest run table and
 values pack: complete chunks and tables keep their bytes (and their cache entries in
@@ -93,6 +95,15 @@ def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
     pts = series.points[span]
     return packs.encode_segment({"run": pts.run, "n": pts.n, "median": pts.median,
                                  "q1": pts.q1, "q3": pts.q3, "env": env[span]})
+
+
+def chunk_lengths(series: Series, env: np.ndarray) -> list[int]:
+    """The length of each complete chunk's segment (what `chunk_segment` makes), cheaply."""
+    whole = complete_chunks(series) * CHUNK_POINTS
+    pts = series.points[:whole]
+    return packs.segment_lengths({"run": pts.run, "n": pts.n, "median": pts.median,
+                                  "q1": pts.q1, "q3": pts.q3, "env": env[:whole]},
+                                 CHUNK_POINTS).tolist()
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:

@@ -4,8 +4,9 @@ into the same site reads only the files that are new or changed.
 The cache is two files in the site's build-cache folder: `history.json` lists, per data file
 (run files, then archives, in the reader's order) its key, the problems found in it, the
 facts of its runs and which descriptor table its rows use (tables are shared: most runs
-measure the same benchmarks); `history.npz` holds the row arrays of every file, one after the
-other. A file's key is its git blob id when the data folder is a git checkout and the file is
+measure the same benchmarks); `history.parquet` holds the rows of every file, one after the
+other (`rows_parquet`: compressed, the quartiles as one half width where that is exact).
+A file's key is its git blob id when the data folder is a git checkout and the file is
 committed unchanged (so a fresh clone of the data branch, as every CI job makes, still finds
 its files in a cache restored from an earlier job), else its size and modification time in
 nanoseconds: a file rewritten in place (`data rename`) or replaced (`data compact`) gets a new
@@ -26,13 +27,14 @@ import json
 import os
 import subprocess
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 import torch_bench
 from torch_bench.errors import UserError
@@ -51,13 +53,15 @@ from torch_bench.store.archive import decode_archive
 from torch_bench.store.layout import archive_files, is_archive_name, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
-CACHE_FORMAT = 1
+# Version history: 1 -- rows in a NumPy .npz file; 2 -- rows in Parquet, q1 and q3 as a half
+# width around the median.
+CACHE_FORMAT = 2
 # The modules whose code decides what the cache holds.
 READER_MODULES = ("torch_bench.render.columns", "torch_bench.render.history_cache",
                   "torch_bench.results.schema", "torch_bench.results.document",
                   "torch_bench.store.archive", "torch_bench.store.columnar")
 INDEX_NAME = "history.json"
-ROWS_NAME = "history.npz"
+ROWS_NAME = "history.parquet"
 
 
 @dataclass
@@ -229,12 +233,51 @@ def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
     index = {"format": CACHE_FORMAT, "reader": reader_fingerprint(), "tables": tables,
              "files": files}
     write_bytes_atomic(folder / INDEX_NAME, json_bytes(index))
-    rows = io.BytesIO()
-    np.savez_compressed(rows, **{name: np.concatenate([e.block.rows[name] for e in entries] or
-                                                      [np.zeros(0, dtype)]).astype(dtype)
-                                 for name, dtype in ROW_FIELDS})
-    write_bytes_atomic(folder / ROWS_NAME, rows.getvalue())
+    rows = {name: np.concatenate([e.block.rows[name] for e in entries] or
+                                 [np.zeros(0, dtype)]).astype(dtype)
+            for name, dtype in ROW_FIELDS}
+    write_bytes_atomic(folder / ROWS_NAME, rows_parquet(rows))
     return {INDEX_NAME: folder / INDEX_NAME, ROWS_NAME: folder / ROWS_NAME}
+
+
+def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
+    """The rows as Parquet (zstd; floats byte-stream-split, which lets zstd shrink their
+    sign and exponent bytes). q1 and q3 are stored as the half width of the interquartile
+    range around the median, as every summary has them; the few rows where median -/+ half
+    does not give back the very same bits also keep their q1 and q3 (nulls cost nothing)."""
+    median, q1, q3 = rows["median"], rows["q1"], rows["q3"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        half = (q3 - q1) / 2
+        exact = same_bits(median - half, q1) & same_bits(median + half, q3)
+    columns = {name: pa.array(rows[name]) for name, _ in ROW_FIELDS
+               if name not in ("q1", "q3")}
+    columns["half"] = pa.array(half)
+    for name, values in (("q1", q1), ("q3", q3)):
+        columns[name] = pa.array(values, mask=exact)
+    out = io.BytesIO()
+    pq.write_table(pa.table(columns), out, compression="zstd",
+                   use_dictionary=["desc", "status", "error", "n"],
+                   use_byte_stream_split=["median", "half", "q1", "q3"])
+    return out.getvalue()
+
+
+def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
+    """The rows `rows_parquet` wrote, bit for bit."""
+    table = pq.read_table(path, use_threads=False)
+    rows = {name: table.column(name).to_numpy().astype(dtype, copy=False)
+            for name, dtype in ROW_FIELDS if name not in ("q1", "q3")}
+    half = table.column("half").to_numpy()
+    for name, sign in (("q1", -1.0), ("q3", 1.0)):
+        column = table.column(name).combine_chunks()
+        kept = column.is_valid().to_numpy(zero_copy_only=False)
+        remade = rows["median"] + sign * half
+        remade[kept] = column.filter(column.is_valid()).to_numpy()
+        rows[name] = remade
+    return rows
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a.view(np.int64) == b.view(np.int64)
 
 
 def read_cache(folder: Path) -> dict[str, FileEntry]:
@@ -244,8 +287,7 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
         index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
         if index.get("format") != CACHE_FORMAT or index.get("reader") != reader_fingerprint():
             return {}
-        with np.load(folder / ROWS_NAME, allow_pickle=False) as stored:
-            rows = {name: np.asarray(stored[name], dtype) for name, dtype in ROW_FIELDS}
+        rows = rows_of_parquet(folder / ROWS_NAME)
         tables = {digest: [Descriptor.from_json(item) for item in items]
                   for digest, items in index["tables"].items()}
         entries: dict[str, FileEntry] = {}
@@ -262,5 +304,5 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
         if start != len(rows["run"]):
             return {}
         return entries
-    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile):
+    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, pa.ArrowException):
         return {}

@@ -5,14 +5,27 @@ length has a few thousand files rather than one per benchmark chunk and per run.
 Series history chunks: each series falls in one of PACK_BUCKETS buckets by a hash of its key
 (so a new benchmark disturbs one bucket only); chunk k of every series of a bucket that has
 it lies in one binary file (paths.series_pack), one segment per series in key order. A segment
-of N points is six little-endian columns one after the other, 22 bytes per point:
+of N points is a header then columns, little-endian, each column as narrow as its values
+allow (static/dashboard.js reads it; `decode_segment` is the same reader in Python):
 
-    run int32[N]   the run's position in the history (its row in the run tables)
-    n int32[N]     samples
-    median, q1, q3 float32[N]
-    env uint16[N]  the environment's position in the series' head file
+    header, 24 bytes:
+        uint8 FORMAT, uint8 spread mode, uint8 width of run steps, of n, of env; 3 zero bytes
+        int32 the first point's run, then the base of run steps, of n, of env
+    median float32[N]
+    spread mode SYMMETRIC: half float32[N]     q1 = median - half, q3 = median + half
+           mode QUARTILES: q1, q3 float32[N]   (quartiles not centred on the median)
+    run steps (N - 1 of them: run[i] - run[i - 1]), n, env: each stored as its value minus
+        its base, in 0 (every value is the base: nothing stored), 1, 2 or 4 bytes unsigned;
+        the 4-byte columns first, then the 2-byte, then the 1-byte (each in the order run
+        steps, n, env), so every column is aligned for a typed array.
 
-float32 keeps the six significant digits the JSON files carry.
+run is the run's position in the history (its row in the run tables), env the environment's
+position in the series' head file. A series measured in every run has run steps of 1 and a
+constant n: 9 bytes per point, of which 8 are its median and spread. float32 keeps the six
+significant digits the JSON files carry; the symmetric form is used only where it gives q1 and
+q3 back within two float32 roundings.
+
+Run values packs (paths.run_values_pack): one part per run, `encode_run_values`.
 
 Every JSON data file is encoded by `json_bytes`: compact, and with the secrets the tool knows
 of masked (redact.scrub), as every other file the tool writes.
@@ -22,7 +35,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import struct
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,9 +44,15 @@ import numpy as np
 from torch_bench.redact import scrub
 
 PACK_BUCKETS = 64
-COLUMNS = (("run", "<i4"), ("n", "<i4"), ("median", "<f4"), ("q1", "<f4"), ("q3", "<f4"),
-           ("env", "<u2"))
-POINT_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in COLUMNS)
+FORMAT = 2  # 1 was fixed-width columns without a header
+SYMMETRIC, QUARTILES = 0, 1
+HEADER = struct.Struct("<BBBBB3xiiii")
+INTEGER_COLUMNS = ("run", "n", "env")  # the order of their widths and bases in the header
+WIDTHS = {0: None, 1: "<u1", 2: "<u2", 4: "<u4"}
+WIDTH_LIMITS, WIDTH_STEPS = np.asarray([1, 2**8, 2**16]), np.asarray([0, 1, 2, 4])
+# q1 and q3 remade from median and half are kept only this close to the values given:
+# two float32 roundings, what storing them as float32 would lose at worst.
+SYMMETRIC_TOLERANCE = 2.0 ** -23
 
 
 def json_bytes(payload: Any) -> bytes:
@@ -45,25 +65,147 @@ def bucket_of(key: str) -> int:
     return int(hashlib.sha1(key.encode("utf-8")).hexdigest()[:8], 16) % PACK_BUCKETS
 
 
-def encode_segment(columns: dict[str, np.ndarray]) -> bytes:
-    """One series' points as a segment (COLUMNS, each the same length)."""
-    if len(columns["env"]) and int(np.max(columns["env"])) > np.iinfo(np.uint16).max:
-        raise ValueError("more environments in one series than a segment can number")
-    return b"".join(np.ascontiguousarray(columns[name], dtype).tobytes()
-                    for name, dtype in COLUMNS)
+def integer_widths(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of `values` (2-D): its base (the least value) and the bytes each value takes
+    stored as value - base (0 when all are the base)."""
+    values = np.asarray(values, np.int64)
+    if not values.shape[1]:
+        zeros = np.zeros(len(values), np.int64)
+        return zeros, zeros
+    low, high = values.min(axis=1), values.max(axis=1)
+    if low.min(initial=0) < np.iinfo(np.int32).min or \
+            high.max(initial=0) > np.iinfo(np.int32).max:
+        raise ValueError("a segment's integers must fit in int32")
+    widths = WIDTH_STEPS[np.searchsorted(WIDTH_LIMITS, high - low, side="right")]
+    return low, widths
 
 
-def decode_segment(data: bytes) -> dict[str, np.ndarray]:
-    """The columns of a segment (what static/dashboard.js reads)."""
-    count, rest = divmod(len(data), POINT_BYTES)
-    if rest:
-        raise ValueError(f"a segment of {len(data)} bytes is not whole points")
-    out, start = {}, 0
-    for name, dtype in COLUMNS:
-        size = count * np.dtype(dtype).itemsize
-        out[name] = np.frombuffer(data[start:start + size], dtype)
-        start += size
-    return out
+def spread_modes(median32: np.ndarray, half32: np.ndarray, q1: np.ndarray,
+                 q3: np.ndarray) -> np.ndarray:
+    """Per row (2-D arrays): SYMMETRIC when median -/+ half give q1 and q3 back closely
+    enough, else QUARTILES."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        m, h = median32.astype(np.float64), half32.astype(np.float64)
+        close = ((np.abs(m - h - q1) <= SYMMETRIC_TOLERANCE * np.abs(q1))
+                 & (np.abs(m + h - q3) <= SYMMETRIC_TOLERANCE * np.abs(q3)))
+    return np.where(close.all(axis=1), SYMMETRIC, QUARTILES)
+
+
+def _floats32(columns: Mapping[str, np.ndarray], rows: int) -> tuple[np.ndarray, ...]:
+    q1 = np.asarray(columns["q1"], np.float64).reshape(rows, -1)
+    q3 = np.asarray(columns["q3"], np.float64).reshape(rows, -1)
+    median32 = np.asarray(columns["median"], np.float64).astype("<f4").reshape(rows, -1)
+    with np.errstate(over="ignore"):
+        half32 = ((q3 - q1) / 2).astype("<f4")
+    return median32, half32, q1, q3
+
+
+def _integers(columns: Mapping[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
+    steps = np.diff(np.asarray(columns["run"], np.int64).reshape(rows, -1), axis=1)
+    if steps.size and steps.min() < 1:
+        raise ValueError("a segment's runs must increase")
+    return {"run": steps,
+            "n": np.asarray(columns["n"], np.int64).reshape(rows, -1),
+            "env": np.asarray(columns["env"], np.int64).reshape(rows, -1)}
+
+
+def segment_lengths(columns: Mapping[str, np.ndarray], count: int) -> np.ndarray:
+    """The length of each segment `encode_segment` makes of points [k x count, (k + 1) x
+    count) of `columns` (whose length is a multiple of `count`), without encoding them."""
+    rows = len(columns["run"]) // count
+    if not rows:
+        return np.zeros(0, np.int64)
+    modes = spread_modes(*_floats32(columns, rows))
+    total = HEADER.size + 4 * count * np.where(modes == SYMMETRIC, 2, 3)
+    for values in _integers(columns, rows).values():
+        total += integer_widths(values)[1] * values.shape[1]
+    return total
+
+
+def encode_segment(columns: Mapping[str, np.ndarray]) -> bytes:
+    """One series' points as a segment: "run" (increasing), "n", "median", "q1", "q3" and
+    "env", each the same length."""
+    count = len(columns["run"])
+    if not count:
+        return HEADER.pack(FORMAT, SYMMETRIC, 0, 0, 0, 0, 0, 0, 0)
+    median32, half32, q1, q3 = _floats32(columns, 1)
+    mode = int(spread_modes(median32, half32, q1, q3)[0])
+    spread = [half32] if mode == SYMMETRIC else [q1.astype("<f4"), q3.astype("<f4")]
+    ints = _integers(columns, 1)
+    bases, widths = {}, {}
+    for name, values in ints.items():
+        base, width = integer_widths(values)
+        bases[name], widths[name] = int(base[0]), int(width[0])
+    header = HEADER.pack(FORMAT, mode, *(widths[name] for name in INTEGER_COLUMNS),
+                         int(columns["run"][0]), *(bases[name] for name in INTEGER_COLUMNS))
+    parts = [header, median32.tobytes(), *(column.tobytes() for column in spread)]
+    for width in (4, 2, 1):
+        parts += [(ints[name] - bases[name]).astype(WIDTHS[width]).tobytes()
+                  for name in INTEGER_COLUMNS if widths[name] == width]
+    return b"".join(parts)
+
+
+def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
+    """The columns of a segment of `count` points (as static/dashboard.js reads them)."""
+    if len(data) < HEADER.size:
+        raise ValueError(f"a segment of {len(data)} bytes has no header")
+    fmt, mode, *rest = HEADER.unpack_from(data)
+    widths = dict(zip(INTEGER_COLUMNS, rest[:3], strict=True))
+    first, bases = rest[3], dict(zip(INTEGER_COLUMNS, rest[4:], strict=True))
+    if fmt != FORMAT or mode not in (SYMMETRIC, QUARTILES) or \
+            any(w not in WIDTHS for w in widths.values()):
+        raise ValueError(f"a segment of another format ({fmt}, {mode}, {widths})")
+    sizes = {"run": max(count - 1, 0), "n": count, "env": count}
+    expected = (HEADER.size + 4 * count * (2 if mode == SYMMETRIC else 3)
+                + sum(widths[name] * sizes[name] for name in INTEGER_COLUMNS))
+    if len(data) != expected:
+        raise ValueError(f"a segment of {len(data)} bytes, not the {expected} its header says")
+    start = HEADER.size
+
+    def take(dtype: str, size: int) -> np.ndarray:
+        nonlocal start
+        out = np.frombuffer(data, dtype, size, start)
+        start += size * np.dtype(dtype).itemsize
+        return out
+
+    median = take("<f4", count).astype(np.float64)
+    if mode == SYMMETRIC:
+        half = take("<f4", count).astype(np.float64)
+        q1, q3 = median - half, median + half
+    else:
+        q1, q3 = take("<f4", count).astype(np.float64), take("<f4", count).astype(np.float64)
+    ints = {name: np.zeros(sizes[name], np.int64) for name in INTEGER_COLUMNS}
+    for width in (4, 2, 1):
+        for name in INTEGER_COLUMNS:
+            if widths[name] == width:
+                ints[name] = take(WIDTHS[width], sizes[name]).astype(np.int64)
+    run = first + np.concatenate([[0], np.cumsum(ints["run"] + bases["run"])])[:count]
+    return {"run": run, "n": ints["n"] + bases["n"], "median": median, "q1": q1, "q3": q3,
+            "env": ints["env"] + bases["env"]}
+
+
+def encode_run_values(payload: Mapping[str, Any]) -> bytes:
+    """One run's part of a values pack (data.run_values_payload): uint32 length of a JSON
+    header (the payload without "median"), the header, zero bytes to a multiple of 4, then
+    the medians as float32, NaN where there is none. A median of six significant digits
+    comes back exactly from float32 (static/dashboard.js reads the part)."""
+    header = json_bytes({k: v for k, v in payload.items() if k != "median"})
+    medians = np.asarray([np.nan if m is None else m for m in payload["median"]], "<f4")
+    padding = b"\0" * (-len(header) % 4)
+    return struct.pack("<I", len(header)) + header + padding + medians.tobytes()
+
+
+def decode_run_values(data: bytes) -> dict[str, Any]:
+    """The payload `encode_run_values` made, medians at six significant digits."""
+    (length,) = struct.unpack_from("<I", data)
+    payload = json.loads(data[4:4 + length])
+    start = 4 + length + (-length % 4)
+    count = sum(span for _, span in payload["series"])
+    if len(data) != start + 4 * count:
+        raise ValueError(f"a values part of {len(data)} bytes, not {start + 4 * count}")
+    medians = np.frombuffer(data, "<f4", count, start).tolist()
+    payload["median"] = [None if m != m else float(f"{m:.6g}") for m in medians]
+    return payload
 
 
 def offsets_of(parts: Sequence[bytes]) -> list[int]:

@@ -49,8 +49,9 @@ def run_table(chunk: int) -> str:
 
 
 def run_values_pack(chunk: int) -> str:
-    """The values of the same runs, one JSON line each, read by byte range."""
-    return f"{JSON_DIR}/runs/values-{chunk}.jsonl"
+    """The values of the same runs, one part each (packs.encode_run_values), read by byte
+    range."""
+    return f"{JSON_DIR}/runs/values-{chunk}.bin"
 
 
 def trend_data(series: Series) -> str:

@@ -82,7 +82,8 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
             **pages.suite_context(model, suite, bands),
             "trends": [c for c in cards if c.series.suite == suite]})
     digests = run_digests(model.runs)
-    pack_members, chunk_entries = pack_layout(model.series)
+    env_of = environment_memo()
+    pack_members, chunk_entries = pack_layout(model.series, env_of)
     groups = []
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
@@ -99,7 +100,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
                                                    bands[series.key],
                                                    siblings.get(series.key, {}), nav, chunks,
                                                    run_tables, notes)))
-    groups.extend(pack_groups(pack_members))
+    groups.extend(pack_groups(pack_members, env_of))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
@@ -141,37 +142,51 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
-PackMembers = dict[tuple[int, int], list[Series]]  # (bucket, chunk) -> series, in pack order
+EnvOf = Callable[[Series], np.ndarray]  # a series' data.environment_index codes
 
 
-def pack_layout(series_list: Sequence[Series]) -> tuple[PackMembers, dict[str, list[dict]]]:
-    """Which series each packed chunk file holds (packs.py), and per series key where its
-    complete chunks lie: [{"file", "offset", "length", "count"}], oldest first."""
-    members: PackMembers = {}
-    for series in sorted(series_list, key=lambda s: s.key):
-        bucket = packs.bucket_of(series.key)
-        for k in range(data.complete_chunks(series)):
-            members.setdefault((bucket, k), []).append(series)
-    length = data.CHUNK_POINTS * packs.POINT_BYTES
-    entries: dict[str, list[dict]] = {}
-    for (bucket, k), in_pack in sorted(members.items()):
-        for position, series in enumerate(in_pack):
-            entries.setdefault(series.key, []).append(
-                {"file": paths.series_pack(bucket, k), "offset": position * length,
-                 "length": length, "count": data.CHUNK_POINTS})
-    return members, entries
-
-
-def pack_groups(members: PackMembers) -> list[KeyedGroup]:
-    """One group per packed chunk file: kept as it is while the points of its segments (and
-    their environments' numbering) stay the same."""
+def environment_memo() -> EnvOf:
+    """data.environment_index of a series' points, computed once per series key."""
     environments: dict[str, np.ndarray] = {}
 
     def env_of(series: Series) -> np.ndarray:
         if series.key not in environments:
             environments[series.key] = data.environment_index(series.points)[0]
         return environments[series.key]
+    return env_of
 
+
+PackMembers = dict[tuple[int, int], list[Series]]  # (bucket, chunk) -> series, in pack order
+
+
+def pack_layout(series_list: Sequence[Series],
+                env_of: EnvOf) -> tuple[PackMembers, dict[str, list[dict]]]:
+    """Which series each packed chunk file holds (packs.py), and per series key where its
+    complete chunks lie: [{"file", "offset", "length", "count"}], oldest first (segments
+    are as long as their columns need)."""
+    members: PackMembers = {}
+    lengths: dict[str, list[int]] = {}
+    for series in sorted(series_list, key=lambda s: s.key):
+        bucket = packs.bucket_of(series.key)
+        if data.complete_chunks(series):
+            lengths[series.key] = data.chunk_lengths(series, env_of(series))
+        for k in range(data.complete_chunks(series)):
+            members.setdefault((bucket, k), []).append(series)
+    entries: dict[str, list[dict]] = {}
+    for (bucket, k), in_pack in sorted(members.items()):
+        offset = 0
+        for series in in_pack:
+            length = lengths[series.key][k]
+            entries.setdefault(series.key, []).append(
+                {"file": paths.series_pack(bucket, k), "offset": offset,
+                 "length": length, "count": data.CHUNK_POINTS})
+            offset += length
+    return members, entries
+
+
+def pack_groups(members: PackMembers, env_of: EnvOf) -> list[KeyedGroup]:
+    """One group per packed chunk file: kept as it is while the points of its segments (and
+    their environments' numbering) stay the same."""
     groups = []
     for (bucket, k), in_pack in sorted(members.items()):
         path = paths.series_pack(bucket, k)
@@ -212,9 +227,8 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
 
 def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
     """A run table and the values pack its "values" entry locates."""
-    lines = [packs.json_bytes(data.run_values_payload(model, run)) + b"\n"
-             for run in runs]
+    parts = [packs.encode_run_values(data.run_values_payload(model, run)) for run in runs]
     table, values = paths.run_table(chunk), paths.run_values_pack(chunk)
     return Outputs((), ((table, data.run_table_payload(runs, chunk * data.RUN_CHUNK, values,
-                                                       packs.offsets_of(lines))),
-                        (values, b"".join(lines))))
+                                                       packs.offsets_of(parts))),
+                        (values, b"".join(parts))))

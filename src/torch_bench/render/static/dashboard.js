@@ -479,19 +479,53 @@
     return whole.slice(offset, end);
   }
 
-  // A packed segment of `count` points: little-endian columns one after the other (the byte
-  // order of every platform browsers run on, which typed arrays use). Values were stored as
-  // float32: six significant digits give back what the JSON files carry.
-  const SEGMENT_COLUMNS = [["run", Int32Array], ["n", Int32Array], ["median", Float32Array],
-                           ["q1", Float32Array], ["q3", Float32Array], ["env", Uint16Array]];
+  // A packed segment of `count` points (render/packs.py): a 24-byte header, then median and
+  // spread as float32, then run steps, n and env, each stored minus its base in 0, 1, 2 or 4
+  // bytes, the widest first (so every typed array is aligned). Little-endian: the byte order
+  // of every platform browsers run on, which typed arrays use. float32 values are read back
+  // as the six significant digits the JSON files carry.
+  const SEGMENT_FORMAT = 2;
+  const UNSIGNED = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
   function decodeSegment(buffer, count) {
-    const columns = {};
-    let start = 0;
-    SEGMENT_COLUMNS.forEach(([name, Type]) => {
-      const values = Array.from(new Type(buffer, start, count));
-      columns[name] = Type === Float32Array ? values.map((v) => Number(v.toPrecision(6))) : values;
-      start += count * Type.BYTES_PER_ELEMENT;
+    const header = new DataView(buffer, 0, 24);
+    if (header.getUint8(0) !== SEGMENT_FORMAT) throw new Error("a data segment of another format");
+    const symmetric = header.getUint8(1) === 0;
+    const names = ["run", "n", "env"];
+    const sizes = { run: Math.max(count - 1, 0), n: count, env: count };
+    const ints = {};
+    names.forEach((name, i) => {
+      ints[name] = { width: header.getUint8(2 + i), base: header.getInt32(12 + 4 * i, true) };
     });
+    let start = 24;
+    const floats = () => {
+      const values = new Float32Array(buffer, start, count);
+      start += 4 * count;
+      return values;
+    };
+    const six = (v) => Number(v.toPrecision(6));
+    const median = floats();
+    const columns = { median: Array.from(median, six) };
+    if (symmetric) {
+      const half = floats();
+      columns.q1 = Array.from(median, (m, i) => six(m - half[i]));
+      columns.q3 = Array.from(median, (m, i) => six(m + half[i]));
+    } else {
+      columns.q1 = Array.from(floats(), six);
+      columns.q3 = Array.from(floats(), six);
+    }
+    [4, 2, 1].forEach((width) => names.forEach((name) => {
+      const column = ints[name];
+      if (column.width !== width) return;
+      column.stored = new UNSIGNED[width](buffer, start, sizes[name]);
+      start += width * sizes[name];
+    }));
+    const value = (name, i) => ints[name].base + (ints[name].stored ? ints[name].stored[i] : 0);
+    columns.n = Array.from({ length: count }, (_, i) => value("n", i));
+    columns.env = Array.from({ length: count }, (_, i) => value("env", i));
+    columns.run = new Array(count);
+    for (let i = 0; i < count; i += 1) {
+      columns.run[i] = i === 0 ? header.getInt32(8, true) : columns.run[i - 1] + value("run", i - 1);
+    }
     return columns;
   }
 
@@ -1055,13 +1089,20 @@
       document.getElementById("run-" + letter + "-env").textContent = run.env;
     }
 
-    // A run's values: its line of the values pack its run table locates (render/data.py).
+    // A run's values: its part of the values pack its run table locates (render/packs.py):
+    // uint32 length of a JSON header, the header, padding to 4 bytes, float32 medians (NaN:
+    // none), read back as the six significant digits they were written with.
     async function fetchRunValues(run) {
       const table = await fetchRunTable(root + run.table);
       const offsets = table.values.offsets;
       const bytes = await fetchPart(root + table.values.file, offsets[run.line],
                                     offsets[run.line + 1] - offsets[run.line]);
-      return JSON.parse(new TextDecoder().decode(bytes));
+      const length = new DataView(bytes).getUint32(0, true);
+      const doc = JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 4, length)));
+      const count = doc.series.reduce((sum, span) => sum + span[1], 0);
+      const medians = new Float32Array(bytes, 4 + length + ((4 - (length % 4)) % 4), count);
+      doc.median = Array.from(medians, (v) => (isNaN(v) ? null : Number(v.toPrecision(6))));
+      return doc;
     }
 
     async function render() {
