@@ -342,9 +342,11 @@ def test_runs_that_remember_wander_without_being_cut_while_a_real_step_still_is(
 def test_memory_is_read_at_the_upper_end_of_its_range_so_it_is_seldom_too_small():
     rng = np.random.default_rng(46)
     estimates = [suite_autocorrelation([evidence_from_groups(x[:10], x[10:]) for x in
-                                        ar_runs(rng, 0.7, 12, 13) * 0.03]) for _ in range(150)]
+                                        ar_runs(rng, 0.7, 12, 13) * 0.03], errors=1.0)
+                 for _ in range(150)]
     # 12 benchmarks, 10 runs of history and 3 head runs: matched to the pooled value alone, a
     # quarter of these suites read rho below 0.6, and named a false regression in about one
     # PR of ten with the scale that implied
     assert np.mean(np.array(estimates) < 0.6) < 0.1
     assert np.median(estimates) < 0.9
+

@@ -115,12 +115,12 @@ def clear_steps(logs: np.ndarray, found: Sequence[ChangePoint], memory: float = 
 def series_memory(series: Sequence[np.ndarray], heads: Sequence[np.ndarray],
                   within: Sequence[float]) -> list[float]:
     """Each series' lag-1 autocorrelation as the suite's uncut history shows it: the suite's
-    AR(1) rho (`null_shape.suite_autocorrelation`) times the share of the series' variance
-    that is not its median's own sampling noise (which remembers nothing); all 0 in a suite
-    without memory."""
+    AR(1) rho at the upper end of its range (`null_shape.suite_autocorrelation`, as the rule
+    reads it) times the share of the series' variance that is not its median's own sampling
+    noise (which remembers nothing); all 0 in a suite without memory."""
     whole = [evidence_from_groups(s, h, (), False, w) if s.size and h.size else None
              for s, h, w in zip(series, heads, within, strict=True)]
-    rho = round(suite_autocorrelation([e for e in whole if e is not None]), 3)
+    rho = round(suite_autocorrelation([e for e in whole if e is not None], errors=1.0), 3)
     if rho <= 0:
         return [0.0] * len(series)
     return [0.0 if e is None else rho * (1.0 - white_share(e, rho)) for e in whole]
