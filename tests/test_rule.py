@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from torch_bench.analyze.changepoints import find_change_points_many
+from torch_bench.analyze.evidence import clear_steps, series_memory
 from torch_bench.analyze.groups import evidence_from_groups, median_sampling_variance
 from torch_bench.analyze.moderation import Prior, digamma, fit_prior, trigamma
 from torch_bench.analyze.multiplicity import benjamini_hochberg, next_cutoff
@@ -315,3 +317,36 @@ def test_five_runs_of_history_are_enough_to_find_memory_in_most_suites():
 
     assert found(0.7) > 0.85
     assert found(0.0) < 0.2  # a fleet without memory seldom pays for it
+
+
+def test_runs_that_remember_wander_without_being_cut_while_a_real_step_still_is():
+    rng = np.random.default_rng(2)
+    x = ar_runs(rng, 0.7, 120, 13) * 0.03  # 120 benchmarks, 10 runs of history, 3 head runs
+    series, heads = list(x[:, :10]), list(x[:, 10:])
+    memory = series_memory(series, heads, [0.0] * len(series))
+    assert memory[0] == pytest.approx(0.7, abs=0.1)
+    found = find_change_points_many([np.exp(s) for s in series])
+    cut = np.mean([bool(clear_steps(s, f, m))
+                   for s, f, m in zip(series, found, memory, strict=True)])
+    # read against point-to-point noise alone, 15% of these series had a "clear" step
+    assert np.mean([bool(clear_steps(s, f)) for s, f in zip(series, found, strict=True)]) > 0.1
+    assert cut < 0.04
+    stepped = [s + np.where(np.arange(10) >= 5, math.log(1.25), 0.0) for s in series[:20]]
+    found = find_change_points_many([np.exp(s) for s in stepped])
+    assert np.mean([bool(clear_steps(s, f, m))
+                    for s, f, m in zip(stepped, found, memory[:20], strict=True)]) > 0.9
+    white = list(rng.normal(0, 0.03, (120, 10)))
+    assert series_memory(white, heads, [0.0] * len(white)) == [0.0] * len(white)
+
+
+def test_memory_is_read_at_the_upper_end_of_its_range_so_it_is_seldom_too_small():
+    rng = np.random.default_rng(46)
+    estimates = [suite_autocorrelation([evidence_from_groups(x[:10], x[10:]) for x in
+                                        ar_runs(rng, 0.7, 12, 13) * 0.03], errors=1.0)
+                 for _ in range(150)]
+    # 12 benchmarks, 10 runs of history and 3 head runs: matched to the pooled value alone, a
+    # quarter of these suites read rho below 0.6, and named a false regression in about one
+    # PR of ten with the scale that implied
+    assert np.mean(np.array(estimates) < 0.6) < 0.1
+    assert np.median(estimates) < 0.9
+

@@ -5,7 +5,8 @@ first; the base runs are among them), the newest `HISTORY_WINDOW`, or in A/B mod
 rounds. For each benchmark, with timings taken relative to their run's shift
 (`shift.run_shifts`):
 - history is cut at its change points (`changepoints.find_change_points_many`, searched for
-  the whole suite in one batch) whose step is clear of the noise (`clear_steps`); the
+  the whole suite in one batch) whose step is clear of the noise (`clear_steps`), the noise
+  of runs that remember the previous one read at the level's scale (`series_memory`); the
   baseline level is the mean of the newest segment, the one the base runs are in;
 - the variance is pooled within every segment and within the head's runs.
 Pure: runs in, evidence out.
@@ -21,6 +22,7 @@ import numpy as np
 
 from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
 from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sampling_variance
+from torch_bench.analyze.null_shape import suite_autocorrelation, white_share
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts, shift_scale
 from torch_bench.analyze.speed_scaling import NO_SCALING, SpeedScaling, speed_scaling
 from torch_bench.results.schema import Result, Run
@@ -99,12 +101,29 @@ def _timing_columns(keys: Sequence[str], first: Mapping[str, Result]) -> np.ndar
 STEP_TO_NOISE = 4.0  # a step of history must be this many noise units to cut the level
 
 
-def clear_steps(logs: np.ndarray, found: Sequence[ChangePoint]) -> list[int]:
+def clear_steps(logs: np.ndarray, found: Sequence[ChangePoint], memory: float = 0.0) -> list[int]:
     """The indexes of the change points whose step is at least `STEP_TO_NOISE` times the
-    series' point-to-point noise. A cut where the noise alone put one would make the
-    variance within the pieces too small (the search picks its cuts where they shrink it)."""
-    noise = noise_scale(logs)
+    series' noise. A cut where the noise alone put one would make the variance within the
+    pieces too small (the search picks its cuts where they shrink it). The noise is read from
+    point-to-point differences; runs whose lag-1 autocorrelation is `memory` differ from
+    their neighbours by less than from the level (by sqrt(1 - memory)), and wander in steps
+    that size: the step is judged against the level's noise."""
+    noise = noise_scale(logs) / math.sqrt(max(1.0 - memory, 0.05))
     return [p.index for p in found if abs(math.log(p.ratio)) >= STEP_TO_NOISE * noise]
+
+
+def series_memory(series: Sequence[np.ndarray], heads: Sequence[np.ndarray],
+                  within: Sequence[float]) -> list[float]:
+    """Each series' lag-1 autocorrelation as the suite's uncut history shows it: the suite's
+    AR(1) rho at the upper end of its range (`null_shape.suite_autocorrelation`, as the rule
+    reads it) times the share of the series' variance that is not its median's own sampling
+    noise (which remembers nothing); all 0 in a suite without memory."""
+    whole = [evidence_from_groups(s, h, (), False, w) if s.size and h.size else None
+             for s, h, w in zip(series, heads, within, strict=True)]
+    rho = round(suite_autocorrelation([e for e in whole if e is not None], errors=1.0), 3)
+    if rho <= 0:
+        return [0.0] * len(series)
+    return [0.0 if e is None else rho * (1.0 - white_share(e, rho)) for e in whole]
 
 
 def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
@@ -136,12 +155,13 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
     ref_res = ref_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * ref_shift[:, np.newaxis]
     head_res = head_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * head_shift[:, np.newaxis]
     series = [ref_res[np.isfinite(ref_res[:, j]), j] for j in range(len(keys))]
+    heads = [head_res[np.isfinite(head_res[:, j]), j] for j in range(len(keys))]
     starts = [[] for _ in keys] if side_by_side else \
-        [clear_steps(s, found) for s, found in zip(series, find_change_points_many(
-            [np.exp(s) for s in series]), strict=True)]
+        [clear_steps(s, found, memory) for s, found, memory in zip(
+            series, find_change_points_many([np.exp(s) for s in series]),
+            series_memory(series, heads, [within.get(key, 0.0) for key in keys]), strict=True)]
     evidence, counts, levels, shifts = {}, {}, {}, {}
     for j, key in enumerate(keys):
-        heads = head_res[np.isfinite(head_res[:, j]), j]
         raw_head = head_logs[np.isfinite(head_logs[:, j]), j]
         pieces = _segments(series[j], starts[j])
         newest = pieces[-1] if pieces else np.array([])
@@ -151,8 +171,8 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
         levels[key] = (float(np.exp(raw_ref.mean())) if raw_ref.size else math.nan,
                        float(np.exp(raw_head.mean())) if raw_head.size else math.nan)
         shifts[key] = float(head_shift.mean()) if timing[j] and head_shift.size else 0.0
-        if heads.size and newest.size and (side_by_side or series[j].size >= min_history):
-            evidence[key] = evidence_from_groups(newest, heads, pieces[:-1], side_by_side,
+        if heads[j].size and newest.size and (side_by_side or series[j].size >= min_history):
+            evidence[key] = evidence_from_groups(newest, heads[j], pieces[:-1], side_by_side,
                                                  within.get(key, 0.0))
     return SuiteEvidence(evidence, counts, levels, shifts,
                          ref_shift.tolist() if shifted else [],

@@ -214,7 +214,8 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
     priors = fit_priors(cases) if priors is None else priors
     tested = [(c.evidence, priors.get(c.prior_group, NO_PRIOR)) for c in cases if c.evidence]
     tails = learn_tails(prediction_residuals(tested))
-    rho = round(suite_autocorrelation([e for e, _ in tested]), 3)
+    # the upper end of the memory's range: too little memory names false regressions
+    rho = round(suite_autocorrelation([e for e, _ in tested], errors=1.0), 3)
     tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails, rho)
              if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)
