@@ -31,11 +31,11 @@ TOKEN = "ghs_e2eSECRETtoken0123456789"
 # Action's plumbing do not need three times over.
 TINY = ("--threads 1 --variants py --seq-length 4 --input-size 8 --hidden-size 8 --mini-batch 2 "
         "--max-time 0.2 --min-repeats 3 --max-repeats 10 --no-preflight --processes 1")
-# Targeted confirmation may re-measure for up to 10 minutes by default (test_action_ab.py
-# and test_confirm.py check it); these tests are about what a PR run writes.
-NO_CONFIRMING = {"confirm-budget": "0"}
-# A PR's head judged against the stored history alone, without measuring the base side by side.
-HISTORY_ONLY = {"ab": "never", **NO_CONFIRMING}
+# A PR's head judged against the stored history alone: by default, with less history, the
+# merge-base is measured side by side (A/B, 3 rounds of 2 runs) and what stays undecided
+# re-measured for up to 10 minutes, past these tests' time-out on a loaded machine.
+# test_action_ab.py and test_confirm.py check those; these tests check what a PR run writes.
+HISTORY_ONLY = {"ab": "never", "confirm-budget": "0"}
 
 
 def git(cwd, *args):
@@ -172,13 +172,8 @@ def test_pr_gets_one_comment_updated_in_place(world):
         pytest.skip("needs the push test's history")
     for attempt in (1, 2):
         github = world.event("pull_request")
-        # The first attempt with `ab` as by default: one run of history is too little, so the
-        # merge-base is measured side by side; the second only updates the comment.
-        done, outputs, out = run_action(world, github,
-                                        **(NO_CONFIRMING if attempt == 1 else HISTORY_ONLY))
+        done, outputs, out = run_action(world, github, **HISTORY_ONLY)
         assert done.returncode == 0, done.stdout + done.stderr
-        baseline = json.loads((out / "verdicts.json").read_text())["baseline"]
-        assert ("interleaved with the head" in baseline) == (attempt == 1), baseline
         comments = world.api.comments[7]
         assert len(comments) == 1, f"attempt {attempt}: {len(comments)} comments"
         assert outputs["comment-url"] == comments[0]["html_url"]
