@@ -166,7 +166,7 @@ def test_compare_confirms_with_real_checkouts(cli, tmp_path):
     assert base.returncode == 0, base.stderr
     data = json.loads((tmp_path / "base.json").read_text())
     done = cli("compare", "base.json", "head.json", "--confirm-base", "base",
-               "--confirm-head", "head", "--confirm-budget", "300",
+               "--confirm-head", "head", "--confirm-budget", "3600", "--confirm-max-rounds", "4",
                "--confirm-run-args", "--suite abwork.suite --no-preflight",
                "--json", "v.json", "--no-github")
     assert done.returncode == 0, done.stderr
