@@ -57,7 +57,7 @@ names = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF,
                 min_size=1, max_size=12).filter(lambda s: not s.startswith(".") and s.strip())
 suites = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FFF,
                                blacklist_categories=NOT_IN_NAMES, blacklist_characters="/\\."),
-                min_size=1, max_size=8)
+                min_size=1, max_size=8).filter(str.strip)  # "\xa0" alone is only a space
 param_values = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40),
                          st.floats(allow_nan=False, allow_infinity=False), names)
 samples = st.lists(st.floats(min_value=1e-9, max_value=1e9), min_size=1, max_size=8)
