@@ -1,7 +1,10 @@
 """Cases forked from a server that imported torch once (`--case-start fork`): the same
 isolation as a fresh interpreter per case, statuses, timeouts, memory caps and secrets."""
 
+import json
 import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import psutil
@@ -88,3 +91,32 @@ def test_a_suite_the_server_cannot_import_falls_back_to_a_fresh_interpreter(tmp_
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if "torch_bench.measure.forkserver" in (p.info["cmdline"] or [])
                 and p.ppid() == os.getpid()]
+
+
+def test_a_forked_run_takes_torchs_facts_from_its_server_and_never_imports_torch(tmp_path):
+    from test_light_imports import imported_by
+
+    (tmp_path / "ok.yaml").write_text("suites: [support.fault_suite]\n"
+                                      "options:\n  support.fault_suite: {cases: ok}\n")
+    modules, done = imported_by(tmp_path, "run", "--config", "ok.yaml", "--case-start", "fork",
+                                "--processes", "1", "--no-preflight", "--out", "run.json")
+    assert done.returncode == 0, done.stderr
+    assert "torch" not in modules  # 2-3 s of every A/B round
+    env = json.loads((tmp_path / "run.json").read_text())["env"]
+    probe = "import json, torch; print(json.dumps([torch.__version__, torch.get_num_threads()]))"
+    version, threads = json.loads(subprocess.run([sys.executable, "-c", probe], check=True,
+                                                 capture_output=True, text=True).stdout)
+    assert (env["torch"], env["threads"], env["cuda_available"]) == (version, threads, False)
+
+
+def test_without_a_server_torchs_facts_are_read_in_this_process():
+    from torch_bench.measure.environment import torch_environment
+    from torch_bench.measure.isolation import IsolationPolicy, case_torch_facts
+
+    try:
+        facts = case_torch_facts("support.fault_suite_missing",
+                                 IsolationPolicy(case_start="fork"))
+        assert not forkserver._SERVERS  # the failed server is dropped, not kept for the cases
+    finally:
+        forkserver.close_all()
+    assert facts == torch_environment()

@@ -98,9 +98,10 @@ def summaries(planned: list[PlannedCase], results: list[Result]) -> list[Result]
     return extra
 
 
-def run_environment(config: RunConfig) -> dict:
-    """The environment the cases run in, with its fingerprint."""
-    env = collect_environment()
+def run_environment(config: RunConfig, torch_facts: Mapping | None = None) -> dict:
+    """The environment the cases run in, with its fingerprint (`torch_facts`: see
+    `collect_environment`)."""
+    env = collect_environment(torch_facts)
     if config.threads is not None:  # the cases ran with these, not this process's default
         env["threads"] = config.threads
     if config.policy.clock == "cpu":  # CPU time is not comparable with wall time

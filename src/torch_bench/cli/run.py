@@ -29,6 +29,7 @@ from torch_bench.measure.calibration import (
 )
 from torch_bench.measure.case_folders import sweep_stale_case_folders
 from torch_bench.measure.clock_choice import CHOICES, ClockChoice, choose_clock
+from torch_bench.measure.isolation import case_torch_facts
 from torch_bench.measure.preflight import (
     Preflight,
     Thresholds,
@@ -195,8 +196,10 @@ def handle(args: argparse.Namespace) -> int:
     )
     config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env),
                                                case_start=args.case_start))
-    _check_device(config.device)
-    clock = choose_clock(args.clock, config.device, _case_threads(config.threads))
+    torch_facts = case_torch_facts(config.suites[0], config.isolation)
+    _check_device(config.device, torch_facts)
+    threads = config.threads if config.threads is not None else torch_facts["threads"]
+    clock = choose_clock(args.clock, config.device, threads)
     config = replace(config, policy=replace(
         config.policy, clock=clock.clock,
         reference=clock.clock == "cpu" and not args.no_speed_reference))
@@ -212,7 +215,7 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not planned:
         console.print("[yellow]this partition has no case; nothing to run[/]")
-    env = run_environment(config)
+    env = run_environment(config, torch_facts)
     loops = _calibration(args.calibration, env.get("fingerprint"), console)
     sweep_stale_case_folders()
     preflight, finished = None, []
@@ -300,28 +303,15 @@ def _warn_waiting(console: Console, results) -> None:
                       "--clock wall", highlight=False)
 
 
-def _case_threads(threads: int | None) -> int:
-    """The torch intra-op threads the cases run with: as asked, else torch's default (a
-    case process starts with the same default as this one)."""
-    if threads is not None:
-        return threads
-    import torch
-
-    return torch.get_num_threads()
-
-
 def _print_clock(console: Console, choice: ClockChoice) -> None:
     console.print(f"clock: {escape(choice.why)}", highlight=False)
     if choice.warning:
         console.print(f"[yellow]clock warning[/]: {escape(choice.warning)}", highlight=False)
 
 
-def _check_device(device: str) -> None:
-    if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
+def _check_device(device: str, torch_facts: dict) -> None:
+    if device.startswith("cuda") and not torch_facts.get("cuda_available"):
+        raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
 
 
 def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:

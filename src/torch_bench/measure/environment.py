@@ -128,7 +128,9 @@ def _describe_gpu(pynvml, handle) -> dict[str, Any]:
     }
 
 
-def collect_environment() -> dict[str, Any]:
+def collect_environment(torch_facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """This machine's environment; `torch_facts` are `torch_environment()` as read elsewhere
+    (the process the cases are forked from), else they are read here."""
     env: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -140,7 +142,7 @@ def collect_environment() -> dict[str, Any]:
         "gpu_name": None,
         "driver": None,
     }
-    env.update(torch_environment())
+    env.update(torch_facts if torch_facts is not None else torch_environment())
     env.update(gpu_environment())
     env["fingerprint"] = fingerprint(env)
     return env

@@ -9,7 +9,11 @@ runs no torch work (a process that has run OpenMP work cannot safely fork), so t
 module must not compute at import time, as `Suite` already asks of `plan`.
 
 One line each way over the server's stdin and stdout:
-  parent -> server: {"request": PATH, "output": PATH, "log": PATH}  (JSON)
+  parent -> server: {"request": PATH, "output": PATH, "log": PATH}  (JSON), or
+                    {"torch_facts": PATH, "log": PATH}: torch's version, threads and devices
+                    as the cases see them, written to PATH, so that the parent need not
+                    import torch itself
+
   server -> parent: "<pid>" once the case process runs, then "<status>" when it ended (its
                     exit code, or -N for signal N, as `subprocess` reports a return code).
 The server ends when its stdin closes (the parent ended, whatever the way).
@@ -26,6 +30,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping
+from pathlib import Path
 
 from torch_bench.measure.processes import stop_pid_tree
 
@@ -47,9 +52,23 @@ class ForkServer:
     def run(self, request: str, output: str, log: str, timeout_s: float) -> int | None:
         """Run one case; its exit status, or None when it outlived `timeout_s` (it is
         stopped, with every process it started)."""
-        job = json.dumps({"request": request, "output": output, "log": log}) + "\n"
+        return self._fork({"request": request, "output": output, "log": log}, timeout_s)
+
+    def torch_facts(self, output: str, log: str, timeout_s: float = START_TIMEOUT_S) -> dict:
+        """`environment.torch_environment()` as a forked case process sees it, read in a
+        child of its own: the server itself must not touch CUDA before it forks cases."""
+        status = self._fork({"torch_facts": output, "log": log}, timeout_s)
         try:
-            self.proc.stdin.write(job.encode())
+            facts = json.loads(Path(output).read_text()) if status == 0 else None
+        except (OSError, ValueError):
+            facts = None
+        if not isinstance(facts, dict):
+            raise ForkServerError(f"fork server: reading torch's facts ended with {status}")
+        return facts
+
+    def _fork(self, job: dict, timeout_s: float) -> int | None:
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
             self.proc.stdin.flush()
         except OSError as exc:
             raise ForkServerError(f"fork server gone: {exc}") from None
@@ -138,9 +157,15 @@ def _run_child(job: dict) -> None:  # pragma: no cover - runs in the forked proc
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        from torch_bench.measure import worker
+        if "torch_facts" in job:
+            from torch_bench.measure.environment import torch_environment
 
-        code = worker.main([job["request"], job["output"]])
+            Path(job["torch_facts"]).write_text(json.dumps(torch_environment()))
+            code = 0
+        else:
+            from torch_bench.measure import worker
+
+            code = worker.main([job["request"], job["output"]])
     except BaseException:  # the case's outcome is its exit status and its log
         traceback.print_exc()
     finally:

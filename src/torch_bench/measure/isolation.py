@@ -154,6 +154,26 @@ def _run_in(folder: Path, case: CaseSpec, ctx: CaseContext, isolation: Isolation
                                                 oom_kills() > oom_before))
 
 
+def case_torch_facts(suite_ref: str, isolation: IsolationPolicy) -> dict:
+    """torch's version, default threads and devices as the cases will see them. With forked
+    cases they are read from the fork server the first case will come from, so that this
+    process does not import torch (2-3 s of every run, most of a small A/B round); else,
+    and if that server fails, here."""
+    if isolation.case_start == "fork" and hasattr(os, "fork"):
+        environ = token_free_environment(os.environ, isolation.secret_env)
+        folder = make_case_folder()
+        try:
+            return forkserver.server_for(suite_ref, environ).torch_facts(
+                str(folder / "torch.json"), str(folder / "torch.log"))
+        except forkserver.ForkServerError:
+            forkserver.drop(suite_ref, environ)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    from torch_bench.measure.environment import torch_environment
+
+    return torch_environment()
+
+
 def _forked_outcome(case: CaseSpec, request: Path, output: Path, log: Path,
                     isolation: IsolationPolicy, suite_ref: str) -> list[Result]:
     """The case in a process forked from the suite's fork server (its output in `log`);
