@@ -11,11 +11,12 @@ clear yet.
 After each round from the second on, the rounds so far are judged side by side
 (`verdicts.compare_runs(side_by_side=True)`), at the false-alarm rate divided by the number of
 looks the budget allows (Bonferroni over looks, so that looking after every round does not
-raise the false-alarm rate). A benchmark is settled when the rounds call it a regression or
-an improvement, or when they could have seen a change half the size first measured (their
-resolution is at most max(minimum effect, |first change| / 2); for a leaning "unchanged",
-the first change itself) and saw none. Rounds stop when every benchmark is settled, after
-`max_rounds`, or when the next round would pass the budget.
+raise the false-alarm rate): the rounds the budget holds at the first round's pace, at most
+`max_rounds`, counted before the first look. A benchmark is settled when the rounds call it
+a regression or an improvement, or when they could have seen a change half the size first
+measured (their resolution is at most max(minimum effect, |first change| / 2); for a leaning
+"unchanged", the first change itself) and saw none. Rounds stop when every benchmark is
+settled, after the rounds the budget holds, or when the next round would pass the budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
 benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged. Pure
@@ -37,7 +38,8 @@ from torch_bench.results.schema import Run
 
 TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
 MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
-MAX_ROUNDS = 8
+MAX_ROUNDS = 20  # beyond this, splitting the false-alarm rate over the looks costs more
+                 # resolution than the extra rounds buy
 UNTRUSTED_NOTE = "pre-flight check failed"
 
 
@@ -57,18 +59,31 @@ def leaning(verdict: Verdict) -> bool:
     the minimum effect and at least a third of what the rule could have detected. On a noisy
     runner a real 10% slowdown often reads "+12%, no change beyond ±20%"; only more
     measurement tells it from noise."""
-    a = verdict.assessment
-    if verdict.kind is not Kind.UNCHANGED or a is None or a.detectable is None \
-            or not 0 < a.relative_ratio < math.inf:
+    a, size = verdict.assessment, _change_size(verdict.assessment)
+    if verdict.kind is not Kind.UNCHANGED or size is None or a.detectable is None:
         return False
-    seen = abs(math.expm1(abs(math.log(a.relative_ratio))))
-    return seen >= max(a.min_effect, a.detectable / 3)
+    return math.expm1(size) >= max(a.min_effect, a.detectable / 3)
+
+
+def _change_size(assessment) -> float | None:
+    """|ln ratio| of the change an assessment saw; None without a positive, finite ratio."""
+    if assessment is None or not 0 < assessment.relative_ratio < math.inf:
+        return None
+    return abs(math.log(assessment.relative_ratio))
 
 
 def name_filter(verdicts: Sequence[Verdict]) -> str:
     """A `--filter` regex that selects exactly these benchmarks' suite/name."""
     names = sorted({f"{v.suite}/{v.name}" for v in verdicts})
     return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+def rounds_the_budget_holds(budget_s: float, first_round_s: float, max_rounds: int) -> int:
+    """The rounds `budget_s` holds at the first round's pace: at least MIN_ROUNDS, at most
+    `max_rounds`. The looks are counted over these, fixed before the first look."""
+    if first_round_s <= 0:
+        return max_rounds
+    return max(MIN_ROUNDS, min(max_rounds, int(budget_s // first_round_s)))
 
 
 def looked_policy(policy: RulePolicy, max_rounds: int) -> RulePolicy:
@@ -81,10 +96,10 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
         return False
     if now.kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
         return True
-    if now.kind is not Kind.UNCHANGED or now.assessment.detectable is None:
+    if now.kind is not Kind.UNCHANGED or now.assessment.detectable is None \
+            or first.assessment is None:
         return False
-    first_change = abs(math.log(first.assessment.relative_ratio)) \
-        if first.assessment and 0 < first.assessment.relative_ratio < math.inf else 0.0
+    first_change = _change_size(first.assessment) or 0.0
     # clearing an alert needs rounds that could have seen half the change; a leaning
     # "unchanged" is settled by rounds that could have seen the change itself
     share = 1.0 if first.kind is Kind.UNCHANGED else 0.5
@@ -125,7 +140,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     wanted = {v.benchmark_id: v for v in targets(comparison)}
     if not wanted or budget_s <= 0 or max_rounds < MIN_ROUNDS:
         return comparison
-    looked = looked_policy(policy, max_rounds)
+    planned, looked = max_rounds, looked_policy(policy, max_rounds)
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
     base_rounds: list[Run] = []
@@ -133,6 +148,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     started = clock()
     last: dict[str, Verdict] = {}
     for index in range(max_rounds):
+        if index >= planned:
+            break
         elapsed = clock() - started
         if index and elapsed + elapsed / index > budget_s:
             log(f"confirmation: the budget ({budget_s:g} s) leaves no room for round "
@@ -142,6 +159,10 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
         base, head = measure_round(index, name_filter(list(pending.values())))
         base_rounds.append(base)
         head_rounds.append(head)
+        if index == 0:
+            planned = rounds_the_budget_holds(budget_s, clock() - started, max_rounds)
+            looked = looked_policy(policy, planned)
+            log(f"confirmation: the budget holds {planned} rounds at this pace")
         if index + 1 < MIN_ROUNDS:
             continue
         judged = compare_runs(base_rounds, head_rounds, policy=looked, side_by_side=True,

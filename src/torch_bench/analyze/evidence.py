@@ -78,6 +78,7 @@ class SuiteEvidence:
     reference_shifts: list[float]  # the run-level shifts of the reference runs
     head_shifts: list[float]
     shifted_benchmarks: int  # timings the shifts were taken over (0: no shift)
+    unseen_state: frozenset[str] = frozenset()  # a head's speed reference beyond history's
 
 
 def head_sampling_variances(head: Sequence[Run], keys: Sequence[str],
@@ -136,7 +137,7 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
            side_by_side: bool = False) -> SuiteEvidence:
     """The evidence of each of `keys` (benchmark ids successful on both sides; `first` holds a
     result of each, for its unit)."""
-    scaling = speed_scaling([*reference, *head], keys)
+    scaling = speed_scaling(reference, head, keys, seen_states_only=not side_by_side)
     within = head_sampling_variances(head, keys, scaling)
     ref_logs, head_logs = log_table(reference, keys, scaling), log_table(head, keys, scaling)
     timing = _timing_columns(keys, first)
@@ -176,4 +177,4 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
                                                  within.get(key, 0.0))
     return SuiteEvidence(evidence, counts, levels, shifts,
                          ref_shift.tolist() if shifted else [],
-                         head_shift.tolist() if shifted else [], shifted)
+                         head_shift.tolist() if shifted else [], shifted, scaling.outside)

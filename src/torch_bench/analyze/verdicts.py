@@ -253,8 +253,8 @@ def compare_runs(
                    min_history=policy.min_history, side_by_side=side_by_side)
     cases = {key: _case(key, head_ids[key][0], found, policy) for key in both_ok}
     judged = dict(zip(cases, judge(list(cases.values()), policy), strict=True))
-    verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
-                         comparable)
+    verdicts = [_unless_unseen(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
+                                        judged.get(key), comparable), key in found.unseen_state)
                 for key in sorted(set(base_ids) | set(head_ids))]
     shift = None
     if comparable and found.shifted_benchmarks:
@@ -268,6 +268,19 @@ def compare_runs(
                       baseline_note, policy, untrusted_sides=tuple(untrusted_sides),
                       left_out=tuple(left_out), run_shift=shift,
                       reference_runs=tuple(reference))
+
+
+UNSEEN_STATE_NOTE = ("the head's speed reference read beyond every state history shows: the "
+                     "machine, not the code, may have changed")
+
+
+def _unless_unseen(verdict: Verdict, unseen_state: bool) -> Verdict:
+    """A change measured while the machine ran in a state history never showed is not
+    called before more measurement (see `speed_scaling`)."""
+    if not unseen_state or verdict.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT):
+        return verdict
+    return replace(verdict, kind=Kind.INCONCLUSIVE,
+                   note=f"measured as {verdict.kind.value}, but {UNSEEN_STATE_NOTE}")
 
 
 def _case(key: str, result: Result, found: SuiteEvidence, policy: RulePolicy) -> Case:
