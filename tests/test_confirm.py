@@ -49,8 +49,11 @@ class Rounds:
         rng = np.random.default_rng(900 + index)
         chosen = {n: m for n, m in LEVELS.items() if re.fullmatch(only, f"demo/{n}")}
 
+        def noise() -> float:
+            return float(np.exp(rng.normal(0, self.noise)))
+
         def side(factors, tag):
-            return make_run([ok(n, m * factors.get(n, 1.0) * float(np.exp(rng.normal(0, self.noise))),
+            return make_run([ok(n, m * factors.get(n, 1.0) * noise(),
                                 seed=int(rng.integers(1 << 30))) for n, m in chosen.items()],
                             run_id=f"{tag}{index}", created_at=f"2026-02-{1 + index:02d}T00:00:00Z")
 

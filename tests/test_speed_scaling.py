@@ -125,14 +125,14 @@ def test_a_change_measured_in_a_state_history_never_showed_is_not_called():
     assert judged("lstm", history, head).kind is Kind.UNCHANGED
     keys = [r.benchmark_id for r in head[0].results]
     conv_id = next(key for key in keys if key.startswith("busy/conv"))
-    assert speed_scaling(history, head, keys).outside == {conv_id}
+    assert speed_scaling(history, head, keys).unseen_state == {conv_id}
     # A/B rounds are measured interleaved, in the same states.
-    assert speed_scaling(history, head, keys, seen_states_only=False).outside == set()
+    assert speed_scaling(history, head, keys, seen_states_only=False).unseen_state == set()
     # Fewer than five reference runs show no range of states.
-    assert speed_scaling(history[-4:], head, keys).outside == set()
+    assert speed_scaling(history[-4:], head, keys).unseen_state == set()
     # Once history has seen that state, the ratio is judged as any other.
     seen_before = [*history[:-1], with_reference_slower(history[-1], "conv", 1.4)]
-    assert speed_scaling(seen_before, head, keys).outside == set()
+    assert speed_scaling(seen_before, head, keys).unseen_state == set()
 
 
 def test_a_slowdown_stays_hidden_when_one_run_lacks_the_reference():

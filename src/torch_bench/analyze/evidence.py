@@ -177,4 +177,4 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
                                                  within.get(key, 0.0))
     return SuiteEvidence(evidence, counts, levels, shifts,
                          ref_shift.tolist() if shifted else [],
-                         head_shift.tolist() if shifted else [], shifted, scaling.outside)
+                         head_shift.tolist() if shifted else [], shifted, scaling.unseen_state)

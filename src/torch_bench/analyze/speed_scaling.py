@@ -18,7 +18,7 @@ run's median reference lies beyond the range of the reference runs' medians (wid
 benchmark need not slow alike (on this project's virtual machines the block once read 30%
 slower than in any of 9 earlier runs while the benchmarks did not: three false
 improvements). The samples alone are no better there: the state is beyond the spread
-history gives them too. Such benchmarks are listed (`outside`) so that a change measured
+history gives them too. Such benchmarks are listed (`unseen_state`) so that a change measured
 there is not called before more measurement (`verdicts`). A/B rounds are exempt: both sides
 are measured interleaved, in the same states. Pure: runs in, numbers out.
 """
@@ -68,7 +68,7 @@ class SpeedScaling:
 
     scales: Mapping[str, float]  # per scaled benchmark: ln of the constant ratios are scaled by
     ratios: Mapping[int, list[float]]  # id(result) -> its sample / reference (scaled only)
-    outside: frozenset[str] = frozenset()  # scaled, but a head's reference beyond history's
+    unseen_state: frozenset[str] = frozenset()  # scaled, but a head's reference beyond history's
 
     def samples(self, result: Result) -> Sequence[float]:
         """What the result is judged on: its ratios when its benchmark is scaled."""
@@ -114,7 +114,7 @@ def speed_scaling(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[
                 firsts.setdefault(key, []).append(
                     (index >= len(reference), None if found is None else (found[0], found[2])))
     scales: dict[str, float] = {}
-    outside: set[str] = set()
+    unseen_state: set[str] = set()
     for key, entries in firsts.items():
         if not entries or not all(e for _, e in entries) \
                 or len({e[0] for _, e in entries}) != 1:
@@ -122,11 +122,11 @@ def speed_scaling(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[
         seen_logs = [e[1] for is_head, e in entries if not is_head]
         head_logs = [e[1] for is_head, e in entries if is_head]
         if seen_states_only and not within_seen(seen_logs, head_logs):
-            outside.add(key)
+            unseen_state.add(key)
         scales[key] = sum(e[1] for _, e in entries) / len(entries)
     ratios = {id(result): computed[id(result)][1] for key in scales for result in by_key[key]
               if computed[id(result)] is not None}
-    return SpeedScaling(scales, ratios, frozenset(outside))
+    return SpeedScaling(scales, ratios, frozenset(unseen_state))
 
 
 def within_seen(seen_logs: Sequence[float], head_logs: Sequence[float]) -> bool:
