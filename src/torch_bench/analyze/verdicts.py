@@ -253,8 +253,8 @@ def compare_runs(
                    min_history=policy.min_history, side_by_side=side_by_side)
     cases = {key: _case(key, head_ids[key][0], found, policy) for key in both_ok}
     judged = dict(zip(cases, judge(list(cases.values()), policy), strict=True))
-    verdicts = [_unless_unseen(_verdict(key, base_ids.get(key, []), head_ids.get(key, []),
-                                        judged.get(key), comparable), key in found.unseen_state)
+    verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
+                         comparable, key in found.unseen_state)
                 for key in sorted(set(base_ids) | set(head_ids))]
     shift = None
     if comparable and found.shifted_benchmarks:
@@ -272,15 +272,6 @@ def compare_runs(
 
 UNSEEN_STATE_NOTE = ("the head's speed reference read beyond every state history shows: the "
                      "machine, not the code, may have changed")
-
-
-def _unless_unseen(verdict: Verdict, unseen_state: bool) -> Verdict:
-    """A change measured while the machine ran in a state history never showed is not
-    called before more measurement (see `speed_scaling`)."""
-    if not unseen_state or verdict.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT):
-        return verdict
-    return replace(verdict, kind=Kind.INCONCLUSIVE,
-                   note=f"measured as {verdict.kind.value}, but {UNSEEN_STATE_NOTE}")
 
 
 def _case(key: str, result: Result, found: SuiteEvidence, policy: RulePolicy) -> Case:
@@ -301,7 +292,7 @@ def _status(results: Sequence[Result]) -> str | None:
 
 
 def _verdict(key: str, base: list[Result], head: list[Result], assessment: Assessment | None,
-             comparable: bool) -> Verdict:
+             comparable: bool, unseen_state: bool) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -324,12 +315,15 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
     if loops:
         return make(Kind.NOT_COMPARABLE, assessment=assessment, note=loops)
     kind = OUTCOME_KINDS[assessment.outcome]
-    busy = _contention(head if kind is Kind.REGRESSION else base) \
-        if kind in (Kind.REGRESSION, Kind.IMPROVEMENT) else None
-    if busy:  # a burst on one side is not a change of the code
+    if kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
+        # a burst on one side, or a machine state history never showed (see `speed_scaling`),
+        # is not a change of the code
         side = "head" if kind is Kind.REGRESSION else "base"
-        return make(Kind.INCONCLUSIVE, assessment=assessment,
-                    note=f"measured as {kind.value}, but the {side}'s {busy}")
+        busy = _contention(head if kind is Kind.REGRESSION else base)
+        doubt = f"the {side}'s {busy}" if busy else UNSEEN_STATE_NOTE if unseen_state else None
+        if doubt:
+            return make(Kind.INCONCLUSIVE, assessment=assessment,
+                        note=f"measured as {kind.value}, but {doubt}")
     return make(kind, assessment=assessment, note=assessment.reason)
 
 
