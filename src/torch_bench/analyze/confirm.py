@@ -147,9 +147,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     head_rounds: list[Run] = []
     started = clock()
     last: dict[str, Verdict] = {}
-    for index in range(max_rounds):
-        if index >= planned:
-            break
+    while (index := len(head_rounds)) < planned:  # planned: at most max_rounds
         elapsed = clock() - started
         if index and elapsed + elapsed / index > budget_s:
             log(f"confirmation: the budget ({budget_s:g} s) leaves no room for round "
