@@ -29,6 +29,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,6 +88,13 @@ class SpeedScaling:
 NO_SCALING = SpeedScaling({}, {})
 
 
+class Reading(NamedTuple):
+    """A run's reading of the speed reference for a benchmark (its first successful result)."""
+
+    name: str  # which reference
+    log_median: float  # ln(median reference time)
+
+
 SEEN_MARGIN = math.log(1.1)  # beyond the reference runs' range by more than 10%
 MIN_SEEN_RUNS = 5  # fewer reference runs do not show the machine's range of states
 
@@ -98,10 +106,13 @@ def speed_scaling(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[
     `seen_states_only`, those whose head runs' median reference lies beyond the states the
     reference runs have seen are also listed (see the module docstring)."""
     wanted = set(keys)
-    firsts: dict[str, list[tuple[bool, tuple[str, float] | None]]] = {}
+    # per benchmark, each run's reading (None: that run's first result has no usable one)
+    history_readings: dict[str, list[Reading | None]] = {}
+    head_readings: dict[str, list[Reading | None]] = {}
     computed: dict[int, tuple[str, list[float], float] | None] = {}
     by_key: dict[str, list[Result]] = {}
     for index, run in enumerate([*reference, *head]):
+        readings = history_readings if index < len(reference) else head_readings
         seen: set[str] = set()
         for result in run.results:
             key = result.benchmark_id
@@ -111,19 +122,21 @@ def speed_scaling(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[
             by_key.setdefault(key, []).append(result)
             if key not in seen and result.summary is not None:
                 seen.add(key)
-                firsts.setdefault(key, []).append(
-                    (index >= len(reference), None if found is None else (found[0], found[2])))
+                readings.setdefault(key, []).append(
+                    None if found is None else Reading(found[0], found[2]))
     scales: dict[str, float] = {}
     unseen_state: set[str] = set()
-    for key, entries in firsts.items():
-        if not entries or not all(e for _, e in entries) \
-                or len({e[0] for _, e in entries}) != 1:
+    for key in dict.fromkeys([*history_readings, *head_readings]):
+        history_of_key, head_of_key = history_readings.get(key, []), head_readings.get(key, [])
+        every = [*history_of_key, *head_of_key]
+        if any(reading is None for reading in every) \
+                or len({reading.name for reading in every}) != 1:
             continue
-        seen_logs = [e[1] for is_head, e in entries if not is_head]
-        head_logs = [e[1] for is_head, e in entries if is_head]
+        seen_logs = [reading.log_median for reading in history_of_key]
+        head_logs = [reading.log_median for reading in head_of_key]
         if seen_states_only and not within_seen(seen_logs, head_logs):
             unseen_state.add(key)
-        scales[key] = sum(e[1] for _, e in entries) / len(entries)
+        scales[key] = sum([*seen_logs, *head_logs]) / len(every)
     ratios = {id(result): computed[id(result)][1] for key in scales for result in by_key[key]
               if computed[id(result)] is not None}
     return SpeedScaling(scales, ratios, frozenset(unseen_state))
