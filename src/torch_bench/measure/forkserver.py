@@ -13,7 +13,6 @@ One line each way over the server's stdin and stdout:
                     {"torch_facts": PATH, "log": PATH}: torch's version, threads and devices
                     as the cases see them, written to PATH, so that the parent need not
                     import torch itself
-
   server -> parent: "<pid>" once the case process runs, then "<status>" when it ended (its
                     exit code, or -N for signal N, as `subprocess` reports a return code).
 The server ends when its stdin closes (the parent ended, whatever the way).
