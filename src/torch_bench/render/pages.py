@@ -221,9 +221,10 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     labels = {f.key: f.label for f in FACETS}
     band = band or noise_band(series, model.baseline_branch, marks)
     noted = marker_labels(series, marks, notes or {})
+    drawn = chart_points(series, marks, band, model.baseline_branch)
     return {
         "chart": series_chart(series, marks, band, model.baseline_branch, noted=noted),
-        "chart_points": chart_points(series, marks, band, model.baseline_branch),
+        "chart_points": drawn,
         "headline": headline(series, band, model.baseline_branch),
         "series": series,
         "data_file": paths.series_data(series),
@@ -231,13 +232,25 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         "suite_page": paths.suite_page(series.suite),
         "rows": [{"point": p, "median": shown_value(p.median, series.unit),
                   "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
-        "branches": sorted(b for b in series.points.branches() if b),
+        "branches": branch_choices(drawn["branch"], model.baseline_branch,
+                                   series.points.branches()),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
         "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
                      "css": "worse" if m.regression else "better", **noted}
                     for m, noted in zip(marks, marker_notes(series, marks, notes or {}),
                                         strict=True)],
     }
+
+
+def branch_choices(drawn_branches: Sequence[str], baseline_branch: str | None,
+                   measured_on: Sequence[str]) -> list[str]:
+    """The branch filter's choices as the page is served: the branches of the drawn points,
+    and the baseline branch when the benchmark was measured on it. dashboard.js adds the
+    older points' branches once it has fetched the whole history, so a page does not carry
+    every branch ever measured (a history of thousands of pull requests would make each page
+    a list of them, and every new branch would change every page)."""
+    baseline = {baseline_branch} if baseline_branch in measured_on else set()
+    return sorted({b for b in drawn_branches if b} | baseline)
 
 
 # -- Compare ------------------------------------------------------------------------------------

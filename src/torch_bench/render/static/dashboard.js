@@ -595,6 +595,18 @@
     rows.forEach((row) => tip.appendChild(row));
   }
 
+  // The page lists the drawn points' branches (pages.branch_choices); once the whole history
+  // is here, its other branches join them, in the same sorted order after "all branches".
+  function addBranchChoices(select, branches) {
+    const listed = new Set(Array.from(select.options, (o) => o.value));
+    const names = new Set(branches.filter((b) => b && !listed.has(b)));
+    if (!names.size) return;
+    const all = Array.from(select.options).slice(1).map((o) => o.value).concat(Array.from(names)).sort();
+    const chosen = select.value;
+    select.replaceChildren(select.options[0], ...all.map((b) => new Option(b, b)));
+    select.value = chosen;
+  }
+
   function benchmarkPage() {
     const element = document.getElementById("trend");
     const controls = {
@@ -908,6 +920,7 @@
       if (!interactive) {
         interactive = load(element.dataset.series).then((loaded) => {
           full = loaded;
+          addBranchChoices(controls.branch, full.points.branch);
           drawn.points.forEach((p) => { p.series = full; p.index += embedded.first; });
           element.setAttribute("data-interactive", "1");
           zoomAll.disabled = false;
