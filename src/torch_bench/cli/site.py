@@ -73,6 +73,8 @@ def register(subparsers) -> None:
                         help=f"refuse to write (or publish) a site larger than this (default "
                              f"{PAGES_LIMIT // 1_000_000}: GitHub Pages' limit); warns from "
                              f"{WARN_SHARE * 100:.0f}%% of it")
+    parser.add_argument("--jobs", type=number(1, 1024, integer=True), metavar="N",
+                        help="processes rendering the pages (default: one per core)")
     parser.set_defaults(handler=handle)
 
 
@@ -106,6 +108,7 @@ def handle(args: argparse.Namespace) -> int:
             baseline_branch=args.baseline_branch,
             change_point_window=args.change_point_window or None, keep=keep,
             cache_dir=Path(args.cache) if getattr(args, "cache", None) else None,
+            jobs=getattr(args, "jobs", None),
             size_limit=SizeLimit(
                 int(getattr(args, "size_limit", PAGES_LIMIT // 1_000_000) * 1_000_000),
                 warn=lambda message: print(f"torch-bench: warning: {message}",

@@ -81,10 +81,11 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
                progress: Callable[[str], None] = lambda message: None,
                moved: Mapping[str, Path] | None = None, carried: Iterable[str] = (),
                cache_dir: Path | None = None, size_limit: SizeLimit | None = None,
-               notes: Notes | None = None) -> Path:
+               notes: Notes | None = None, jobs: int | None = None) -> Path:
     """Build the site into `out`. The build cache (change-point memo) is kept in the site,
     or in `cache_dir` when given (then `moved` files go there too, after the site is
-    written). A site over `size_limit` (default: GitHub Pages') is refused."""
+    written). A site over `size_limit` (default: GitHub Pages') is refused. `jobs`:
+    processes rendering the changed files (default: one per core)."""
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     remembered = None
@@ -98,8 +99,8 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
     memo = remembered[1]() if remembered is not None else None
     if cache_dir is None:
         extra = [(paths.CHANGE_POINT_MEMO, memo)] if memo is not None else []
-        return write_site(plan, extra, out, progress, keep, moved, carried, size_limit)
-    site = write_site(plan, [], out, progress, keep, size_limit=size_limit)
+        return write_site(plan, extra, out, progress, keep, moved, carried, size_limit, jobs)
+    site = write_site(plan, [], out, progress, keep, size_limit=size_limit, jobs=jobs)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if memo is not None:
         write_bytes_atomic(cache_dir / MEMO_NAME, json_bytes(memo))

@@ -8,7 +8,8 @@ previous site untouched.
 Rebuilding over an existing site never rewrites a file whose bytes did not change: the new
 folder gets a hard link to the old file instead (same inode, same mtime), and a benchmark
 whose content key (content_key.py) equals the previous build's is not even rendered. The
-keys are kept in the site's build cache (paths.RENDER_KEYS).
+keys are kept in the site's build cache (paths.RENDER_KEYS). The others are rendered by
+one process per core (workers.py).
 
 A site over its size limit (size_guard.py) fails the build before it replaces anything."""
 
@@ -33,8 +34,9 @@ from torch_bench.redact import scrub
 from torch_bench.render import paths
 from torch_bench.render.escape import json_for_html
 from torch_bench.render.packs import json_bytes
-from torch_bench.render.plan import KeyedGroup, SitePlan
+from torch_bench.render.plan import KeyedGroup, Outputs, SitePlan
 from torch_bench.render.size_guard import SizeLimit, check_size, folder_size
+from torch_bench.render.workers import default_jobs, run_shared
 
 STATIC_FILES = ("style.css", "dashboard.js")
 RUN_CELLS_KEPT = 4096  # runs whose table cells are remembered while the pages are rendered
@@ -115,12 +117,15 @@ def _encoded(payload: Any) -> bytes:
 def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str | os.PathLike,
                progress: Callable[[str], None] = lambda message: None,
                keep: Iterable[str] = (), moved: Mapping[str, Path] | None = None,
-               carried: Iterable[str] = (), size_limit: SizeLimit | None = None) -> Path:
+               carried: Iterable[str] = (), size_limit: SizeLimit | None = None,
+               jobs: int | None = None) -> Path:
     """Write the site to `out`, replacing a site there. `keep`: top-level names inside `out`
     that are not the site's (say the data folder) and are carried over untouched. `moved`:
     files made elsewhere (site path -> file, moved in); `carried`: the previous site's files
     that stay as they are (the build cache when it did not change). A site larger than
-    `size_limit` (default: GitHub Pages') is refused, the previous one left in place."""
+    `size_limit` (default: GitHub Pages') is refused, the previous one left in place. The
+    changed benchmarks, chunks and run tables are made by `jobs` processes (workers.py;
+    default: one per core)."""
     target = Path(out)
     keep = tuple(keep)
     clash = sorted(set(keep) & paths.SITE_NAMES)
@@ -136,7 +141,7 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
     previous = target if (target / SITE_MARKER).is_file() else None
     try:
         files = SiteFiles(staging, previous)
-        _fill(files, plan, extra_data, progress)
+        _fill(files, plan, extra_data, progress, jobs or default_jobs())
         for relative, source in (moved or {}).items():
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, staging / relative)
@@ -153,34 +158,36 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
 
 
 def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]],
-          progress: Callable[[str], None]) -> None:
+          progress: Callable[[str], None], jobs: int) -> None:
     env = template_environment()
+    templates: dict[str, jinja2.Template] = {}
 
-    def page(path: str, template: str, context: dict[str, Any]) -> None:
-        files.put(path, scrub(env.get_template(template).render(**context)).encode("utf-8"))
-
-    for planned in plan.pages:
-        page(planned.path, planned.template, planned.context)
-    progress(f"{len(plan.pages)} pages")
-    count = 0
-    for relative, payload in [*plan.data_files, *extra_data]:
-        files.put(relative, _encoded(payload))
-        count += 1
-    progress(f"{count} data files")
-    previous_keys = _read_keys(files.previous)
-    reused = 0
-    for group in plan.groups:
-        if previous_keys.get(group.paths[0]) == group.key and _keep_all(files, group):
-            reused += 1
-            continue
-        outputs = group.make()
+    def make(outputs_of: Callable[[], Outputs]) -> None:
+        outputs = outputs_of()
         for planned in outputs.pages:
-            page(planned.path, planned.template, planned.context)
+            if planned.template not in templates:
+                templates[planned.template] = env.get_template(planned.template)
+            html = templates[planned.template].render(**planned.context)
+            files.put(planned.path, scrub(html).encode("utf-8"))
         for relative, payload in outputs.data_files:
             files.put(relative, _encoded(payload))
+
+    previous_keys = _read_keys(files.previous)
+    changed = [group for group in plan.groups
+               if previous_keys.get(group.paths[0]) != group.key or not _keep_all(files, group)]
+    work = [*(functools.partial(Outputs, (planned,), ()) for planned in plan.pages),
+            *(functools.partial(Outputs, (), (data,)) for data in [*plan.data_files,
+                                                                    *extra_data]),
+            *(group.make for group in changed)]
+    written, kept = files.written, files.kept
+    for counts in run_shared(work, make, lambda: {"written": files.written - written,
+                                                   "kept": files.kept - kept}, jobs):
+        files.written += counts["written"]
+        files.kept += counts["kept"]
     files.put(paths.RENDER_KEYS, json_bytes({g.paths[0]: g.key for g in plan.groups}))
-    progress(f"{len(plan.groups)} file groups (benchmarks, history chunks, runs), {reused} "
-             f"unchanged since the previous build")
+    progress(f"{len(plan.pages)} pages; {len(plan.groups)} file groups (benchmarks, history "
+             f"chunks, runs), {len(plan.groups) - len(changed)} unchanged since the previous "
+             f"build")
     assets = resources.files("torch_bench.render") / "static"
     for name in STATIC_FILES:
         files.put(f"{paths.STATIC_DIR}/{name}", (assets / name).read_bytes())
