@@ -15,8 +15,12 @@ from torch_bench.cli import main
 from torch_bench.render import paths
 from torch_bench.render.columns import ROW_FIELDS
 from torch_bench.render.history_cache import (
+    CACHE_FORMAT,
+    CACHE_NAMES,
     INDEX_NAME,
     ROWS_NAME,
+    TAIL_NAME,
+    read_cache,
     rows_of_parquet,
     rows_parquet,
 )
@@ -60,15 +64,29 @@ def history(tmp_path, capsys):
     return data, tmp_path / "site"
 
 
+def cached_files(cache: Path) -> dict[str, tuple]:
+    """What a build cache holds per data file (its key and rows), however its rows are split
+    between the two row files."""
+    return {path: (entry.key, entry.problems, entry.block.runs,
+                   {name: column.tobytes() for name, column in entry.block.rows.items()})
+            for path, entry in read_cache(cache).items()}
+
+
 def assert_same_as_fresh(data: Path, updated: Path, tmp_path: Path, capsys,
-                         cache_inside: bool = True) -> None:
+                         cache_inside: bool = True, cache: Path | None = None) -> None:
+    """The updated site is byte for byte the fresh build's, and its build cache (in the
+    site, or in `cache`) holds the same as the fresh build's, possibly split otherwise."""
     fresh = tmp_path / "fresh"
     site(data, fresh, capsys)
-    kept_apart = {f"{paths.BUILD_CACHE_DIR}/{name}"
-                  for name in (INDEX_NAME, ROWS_NAME, "changepoints.json")}
+    row_files = {f"{paths.BUILD_CACHE_DIR}/{name}" for name in CACHE_NAMES}
+    kept_apart = row_files | {f"{paths.BUILD_CACHE_DIR}/changepoints.json"}
     expected = {path: content for path, content in tree(fresh).items()
-                if cache_inside or path not in kept_apart}
-    assert tree(updated) == expected
+                if path not in (row_files if cache_inside else kept_apart)}
+    assert {path: content for path, content in tree(updated).items()
+            if path not in row_files} == expected
+    fresh_cache = cached_files(fresh / paths.BUILD_CACHE_DIR)
+    assert fresh_cache  # the comparison is not of two empty caches
+    assert cached_files(cache or updated / paths.BUILD_CACHE_DIR) == fresh_cache
 
 
 def test_a_new_run_file_is_the_only_file_read(history, tmp_path, capsys):
@@ -78,6 +96,39 @@ def test_a_new_run_file_is_the_only_file_read(history, tmp_path, capsys):
     assert "read 1 data files, 40 from the cache" in log
     assert_same_as_fresh(data, out, tmp_path, capsys)
     assert "read 0 data files, 41 from the cache" in site(data, out, capsys)
+
+
+def rows_in(cache: Path, name: str) -> int:
+    return len(rows_of_parquet(cache / name)["run"])
+
+
+def test_new_runs_rewrite_only_the_tail_of_the_cached_rows_until_it_grows(history, tmp_path,
+                                                                        capsys):
+    data, out = history
+    cache = out / paths.BUILD_CACHE_DIR
+    base = (cache / ROWS_NAME).read_bytes()
+    for index in range(40, 44):  # 2 rows a run: the tail holds up to 10% of them
+        store(data, a_run(index))
+        site(data, out, capsys)
+        assert (cache / ROWS_NAME).read_bytes() == base
+        assert rows_in(cache, TAIL_NAME) == 2 * (index - 39)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+    store(data, a_run(44))  # 10 rows of 90 in the tail: more than 10%, written as one
+    site(data, out, capsys)
+    assert (rows_in(cache, ROWS_NAME), rows_in(cache, TAIL_NAME)) == (90, 0)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
+
+
+def test_a_file_of_the_first_part_changed_writes_both_parts_anew(history, tmp_path, capsys):
+    data, out = history
+    cache = out / paths.BUILD_CACHE_DIR
+    store(data, a_run(40))
+    site(data, out, capsys)
+    path = store(data, a_run(7, scale=3.0))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    site(data, out, capsys)
+    assert (rows_in(cache, ROWS_NAME), rows_in(cache, TAIL_NAME)) == (82, 0)
+    assert_same_as_fresh(data, out, tmp_path, capsys)
 
 
 def test_a_file_rewritten_in_place_is_read_again(history, tmp_path, capsys):
@@ -102,6 +153,7 @@ def test_a_removed_file_and_a_compacted_month_leave_no_trace(history, tmp_path, 
 
 @pytest.mark.parametrize("damage", [
     (INDEX_NAME, b"{not json"), (ROWS_NAME, b"PAR1 truncated"), (ROWS_NAME, b""),
+    (TAIL_NAME, b"PAR1 truncated"),
 ])
 def test_a_damaged_cache_is_ignored(history, tmp_path, capsys, damage):
     data, out = history
@@ -144,7 +196,7 @@ def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
                  "--cache", str(cache)]) == 0
     assert "read 30 data files, 0 from the cache" in capsys.readouterr().err
     assert sorted(p.name for p in cache.iterdir()) == sorted(
-        [INDEX_NAME, "changepoints.json", ROWS_NAME])
+        [*CACHE_NAMES, "changepoints.json"])
     assert not (tmp_path / "site1" / paths.BUILD_CACHE_DIR / ROWS_NAME).exists()
     second = tmp_path / "clone2"
     git(tmp_path, "clone", "-q", str(origin), str(second))
@@ -155,7 +207,7 @@ def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
                  "--cache", str(cache)]) == 0
     assert "read 2 data files, 29 from the cache" in capsys.readouterr().err
     assert_same_as_fresh(second / "data", tmp_path / "site2", tmp_path, capsys,
-                         cache_inside=False)
+                         cache_inside=False, cache=cache)
 
 
 def test_a_cache_of_another_format_or_not_matching_its_index_is_ignored(history, tmp_path,
@@ -163,7 +215,9 @@ def test_a_cache_of_another_format_or_not_matching_its_index_is_ignored(history,
     data, out = history
     cache = out / paths.BUILD_CACHE_DIR
     index = cache / INDEX_NAME
-    index.write_bytes(index.read_bytes().replace(b'"format":2', b'"format":1'))
+    current = f'"format":{CACHE_FORMAT}'.encode()
+    assert current in index.read_bytes()
+    index.write_bytes(index.read_bytes().replace(current, b'"format":2'))
     assert "read 40 data files, 0 from the cache" in site(data, out, capsys)
     rows = rows_of_parquet(cache / ROWS_NAME)  # rows of fewer files than the index lists
     (cache / ROWS_NAME).write_bytes(rows_parquet({k: v[:-2] for k, v in rows.items()}))

@@ -19,7 +19,7 @@ from typing import Any
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render import paths
 from torch_bench.render.columns import Columns
-from torch_bench.render.history_cache import INDEX_NAME, ROWS_NAME, load_columns
+from torch_bench.render.history_cache import CACHE_NAMES, load_columns
 from torch_bench.render.model import ChangePointFinder, build_model, no_change_points
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import plan_site
@@ -142,12 +142,11 @@ def build_site_from_data(data: str | os.PathLike, out: str | os.PathLike, *,
         problem(message)
     progress(f"read {history.files_read} data files, {history.files_cached} from the cache")
     try:
-        if history.cache_files is None:
-            carried = [f"{paths.BUILD_CACHE_DIR}/{name}" for name in (INDEX_NAME, ROWS_NAME)]
-            return build_site(history.columns, out, progress=progress, carried=carried,
-                              **options)
-        moved = {f"{paths.BUILD_CACHE_DIR}/{name}": file
-                 for name, file in history.cache_files.items()}
-        return build_site(history.columns, out, progress=progress, moved=moved, **options)
+        written = history.cache_files or {}
+        carried = [f"{paths.BUILD_CACHE_DIR}/{name}" for name in CACHE_NAMES
+                   if name not in written]
+        moved = {f"{paths.BUILD_CACHE_DIR}/{name}": file for name, file in written.items()}
+        return build_site(history.columns, out, progress=progress, carried=carried,
+                          moved=moved, **options)
     finally:
         history.discard()

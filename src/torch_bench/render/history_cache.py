@@ -4,8 +4,13 @@ into the same site reads only the files that are new or changed.
 The cache is two files in the site's build-cache folder: `history.json` lists, per data file
 (run files, then archives, in the reader's order) its key, the problems found in it, the
 facts of its runs and which descriptor table its rows use (tables are shared: most runs
-measure the same benchmarks); `history.parquet` holds the rows of every file, one after the
-other (`rows_parquet`: compressed, the quartiles as one half width where that is exact).
+measure the same benchmarks) and which of two row files holds its rows; `history.parquet`
+holds the rows of the files known when it was written, `history-tail.parquet` those of the
+files read since, each file's rows one after the other (`rows_parquet`: compressed, the
+quartiles as one half width where that is exact). A build that reads a few new files writes
+the tail and the index again, not the whole history's rows; once the tail holds more than
+TAIL_SHARE of the rows, or a file of the first part is gone or changed, both are written
+anew as one.
 A file's key is its git blob id when the data folder is a git checkout and the file is
 committed unchanged (so a fresh clone of the data branch, as every CI job makes, still finds
 its files in a cache restored from an earlier job), else its size and modification time in
@@ -50,18 +55,24 @@ from torch_bench.render.columns import (
 from torch_bench.render.packs import json_bytes
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
+from torch_bench.store.columnar import numbers_of, valid_of
 from torch_bench.store.layout import archive_files, is_archive_name, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
 # Version history: 1 -- rows in a NumPy .npz file; 2 -- rows in Parquet, q1 and q3 as a half
-# width around the median.
-CACHE_FORMAT = 2
+# width around the median; 3 -- the rows in two parts, the second the files read since the
+# first was written.
+CACHE_FORMAT = 3
 # The modules whose code decides what the cache holds.
 READER_MODULES = ("torch_bench.render.columns", "torch_bench.render.history_cache",
                   "torch_bench.results.schema", "torch_bench.results.document",
                   "torch_bench.store.archive", "torch_bench.store.columnar")
 INDEX_NAME = "history.json"
 ROWS_NAME = "history.parquet"
+TAIL_NAME = "history-tail.parquet"
+CACHE_NAMES = (INDEX_NAME, ROWS_NAME, TAIL_NAME)
+BASE, TAIL = 0, 1  # the two parts of the cached rows
+TAIL_SHARE = 0.1  # rows of the tail part, at most, before both parts are written as one
 
 
 @dataclass
@@ -72,6 +83,7 @@ class FileEntry:
     problems: list[str]
     block: RowBlock
     table: str = ""  # digest of block.descriptors
+    part: int | None = None  # which part of the cache holds its rows; None: read just now
 
 
 @dataclass
@@ -82,6 +94,7 @@ class CachedHistory:
     files_cached: int
     # The cache to keep with the site: names inside the cache folder -> files written into
     # a temporary folder (moved into the site by the writer); None when it did not change.
+    # The names of CACHE_NAMES missing here are kept as they are.
     cache_files: dict[str, Path] | None = None
     scratch: Path | None = None  # the temporary folder, removed by `discard`
     entries: list[FileEntry] = field(default_factory=list)
@@ -203,7 +216,8 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
         scratch_in.mkdir(parents=True, exist_ok=True)
         history.scratch = Path(tempfile.mkdtemp(prefix=".torch-bench-history-",
                                                 dir=scratch_in))
-        history.cache_files = write_cache(history.scratch, entries)
+        history.cache_files = write_cache(history.scratch, entries,
+                                          sum(e.part == BASE for e in cached.values()))
     return history
 
 
@@ -215,7 +229,18 @@ def table_digest(descriptors: Iterable[Descriptor]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:20]
 
 
-def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
+def write_cache(folder: Path, entries: list[FileEntry], base_files: int = 0) -> dict[str, Path]:
+    """Write the cache of `entries` into `folder`; returns the files written (name -> path).
+    `base_files`: how many files the first part of the cache read held. When every one of
+    them is still in `entries` unchanged and the rest is a small share of the rows, only the
+    index and the tail are written: the first part stays as it is."""
+    kept_base = [e for e in entries if e.part == BASE]
+    rest = [e for e in entries if e.part != BASE]
+    reuse = (bool(kept_base) and len(kept_base) == base_files
+             and sum(e.block.size for e in rest)
+             <= TAIL_SHARE * sum(e.block.size for e in entries))
+    for entry in entries:
+        entry.part = entry.part if reuse and entry.part == BASE else TAIL if reuse else BASE
     tables: dict[str, list] = {}
     digests: dict[tuple, str] = {}
     files = []
@@ -229,15 +254,24 @@ def write_cache(folder: Path, entries: list[FileEntry]) -> dict[str, Path]:
         files.append({"path": entry.path, "key": entry.key, "problems": entry.problems,
                       "runs": entry.block.runs, "table": entry.table,
                       "statuses": entry.block.statuses, "errors": entry.block.errors,
-                      "rows": entry.block.size})
+                      "rows": entry.block.size, "part": entry.part})
     index = {"format": CACHE_FORMAT, "reader": reader_fingerprint(), "tables": tables,
              "files": files}
+    written = {INDEX_NAME: folder / INDEX_NAME}
     write_bytes_atomic(folder / INDEX_NAME, json_bytes(index))
-    rows = {name: np.concatenate([e.block.rows[name] for e in entries] or
+    for name, part in ((ROWS_NAME, BASE), (TAIL_NAME, TAIL)):
+        if reuse and part == BASE:
+            continue
+        write_bytes_atomic(folder / name, rows_parquet(joined_rows(
+            [e for e in entries if e.part == part])))
+        written[name] = folder / name
+    return written
+
+
+def joined_rows(entries: list[FileEntry]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate([e.block.rows[name] for e in entries] or
                                  [np.zeros(0, dtype)]).astype(dtype)
             for name, dtype in ROW_FIELDS}
-    write_bytes_atomic(folder / ROWS_NAME, rows_parquet(rows))
-    return {INDEX_NAME: folder / INDEX_NAME, ROWS_NAME: folder / ROWS_NAME}
 
 
 def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
@@ -263,15 +297,21 @@ def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
 
 def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
     """The rows `rows_parquet` wrote, bit for bit."""
-    table = pq.read_table(path, use_threads=False)
-    rows = {name: table.column(name).to_numpy().astype(dtype, copy=False)
+    # ParquetFile, not read_table: read_table imports pyarrow.dataset, and pyarrow's own
+    # conversions to numpy import pandas; both cost more than reading a whole history's rows
+    with pq.ParquetFile(path) as rows_file:
+        table = rows_file.read(use_threads=False).combine_chunks()
+
+    def column(name: str) -> pa.Array:
+        return table.column(name).combine_chunks()
+    rows = {name: numbers_of(column(name)).astype(dtype)
             for name, dtype in ROW_FIELDS if name not in ("q1", "q3")}
-    half = table.column("half").to_numpy()
+    half = numbers_of(column("half"))
     for name, sign in (("q1", -1.0), ("q3", 1.0)):
-        column = table.column(name).combine_chunks()
-        kept = column.is_valid().to_numpy(zero_copy_only=False)
+        kept = column(name)
         remade = rows["median"] + sign * half
-        remade[kept] = column.filter(column.is_valid()).to_numpy()
+        valid = valid_of(kept)
+        remade[valid] = numbers_of(kept)[valid]
         rows[name] = remade
     return rows
 
@@ -287,21 +327,25 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
         index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
         if index.get("format") != CACHE_FORMAT or index.get("reader") != reader_fingerprint():
             return {}
-        rows = rows_of_parquet(folder / ROWS_NAME)
+        parts = [rows_of_parquet(folder / ROWS_NAME), rows_of_parquet(folder / TAIL_NAME)]
         tables = {digest: [Descriptor.from_json(item) for item in items]
                   for digest, items in index["tables"].items()}
         entries: dict[str, FileEntry] = {}
-        start = 0
+        starts = [0, 0]
         for item in index["files"]:
+            part = item["part"]
+            if part not in (BASE, TAIL):
+                return {}
+            rows, start = parts[part], starts[part]
             end = start + int(item["rows"])
             block = RowBlock(item["runs"], tables[item["table"]], item["statuses"],
                              item["errors"], {name: column[start:end]
                                               for name, column in rows.items()},
                              table_id=item["table"])
             entries[item["path"]] = FileEntry(item["path"], item["key"], item["problems"],
-                                              block, item["table"])
-            start = end
-        if start != len(rows["run"]):
+                                              block, item["table"], part)
+            starts[part] = end
+        if starts != [len(rows["run"]) for rows in parts]:
             return {}
         return entries
     except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, pa.ArrowException):

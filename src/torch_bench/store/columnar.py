@@ -203,21 +203,30 @@ def _values(column: pa.ChunkedArray, convert: Callable[[str], Any] | None) -> li
 
 def _codes(indices: pa.Array, null: int) -> list[int]:
     """A dictionary array's indices, `null` where there is none."""
-    data = _numbers(indices)
+    data = numbers_of(indices)
     if indices.null_count:
-        bits = np.unpackbits(np.frombuffer(indices.buffers()[0], np.uint8), bitorder="little")
-        data = np.where(bits[indices.offset:indices.offset + len(indices)].astype(bool),
-                        data, null)
+        data = np.where(valid_of(indices), data, null)
     return data.tolist()
 
 
-def _numbers(array: pa.Array) -> np.ndarray:
-    """The values of an integer or float array without nulls, read from its buffer with
-    numpy (pyarrow's own conversions import pandas, slow to import)."""
+def numbers_of(array: pa.Array) -> np.ndarray:
+    """The values of an integer or float array, read from its buffer with numpy (pyarrow's
+    own conversions import pandas, slow to import); where `valid_of` is False the value
+    is whatever the buffer holds."""
     kind = "f" if pa.types.is_floating(array.type) else "i"
-    data = np.frombuffer(array.buffers()[1], dtype=f"<{kind}{array.type.bit_width // 8}",
-                         count=array.offset + len(array))
+    dtype = np.dtype(f"<{kind}{array.type.bit_width // 8}")
+    if not len(array):
+        return np.zeros(0, dtype)
+    data = np.frombuffer(array.buffers()[1], dtype=dtype, count=array.offset + len(array))
     return data[array.offset:]
+
+
+def valid_of(array: pa.Array) -> np.ndarray:
+    """Which entries of `array` are not null, as a numpy bool array."""
+    if not array.null_count:
+        return np.ones(len(array), bool)
+    bits = np.unpackbits(np.frombuffer(array.buffers()[0], np.uint8), bitorder="little")
+    return bits[array.offset:array.offset + len(array)].astype(bool)
 
 
 def _lists(column: pa.ChunkedArray) -> list[tuple[float, ...]]:
@@ -225,8 +234,8 @@ def _lists(column: pa.ChunkedArray) -> list[tuple[float, ...]]:
     for chunk in column.chunks:
         if chunk.null_count or chunk.values.null_count:
             raise ValueError("samples: null values")
-        offsets = _numbers(chunk.offsets).tolist()
-        flat = _numbers(chunk.values).tolist()
+        offsets = numbers_of(chunk.offsets).tolist()
+        flat = numbers_of(chunk.values).tolist()
         values.extend(tuple(flat[offsets[i]:offsets[i + 1]]) for i in range(len(chunk)))
     return values
 
