@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 import torch_bench
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_bytes_atomic
+from torch_bench.render.archive_rows import block_of_archive
 from torch_bench.render.columns import (
     ROW_FIELDS,
     Columns,
@@ -55,7 +56,7 @@ from torch_bench.render.columns import (
 from torch_bench.render.packs import json_bytes
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
-from torch_bench.store.columnar import numbers_of, valid_of
+from torch_bench.store.columnar import arrow_of, numbers_of, valid_of
 from torch_bench.store.layout import archive_files, is_archive_name, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
@@ -65,6 +66,7 @@ from torch_bench.store.reader import EVERY_RUN, RunFilter
 CACHE_FORMAT = 3
 # The modules whose code decides what the cache holds.
 READER_MODULES = ("torch_bench.render.columns", "torch_bench.render.history_cache",
+                  "torch_bench.render.archive_rows",
                   "torch_bench.results.schema", "torch_bench.results.document",
                   "torch_bench.store.archive", "torch_bench.store.columnar")
 INDEX_NAME = "history.json"
@@ -159,7 +161,11 @@ def read_file(path: Path, shared: dict) -> tuple[list[str], RowBlock]:
     runs = []
     try:
         if is_archive_name(path.name):
-            archive, found = decode_archive(path.read_bytes(), str(path))
+            data = path.read_bytes()
+            block = block_of_archive(data, shared)  # None: not one torch-bench wrote
+            if block is not None:
+                return problems, block
+            archive, found = decode_archive(data, str(path))
             problems.extend(found)
             runs = list(archive.runs)
         else:
@@ -283,11 +289,11 @@ def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
     with np.errstate(invalid="ignore", over="ignore"):
         half = (q3 - q1) / 2
         exact = same_bits(median - half, q1) & same_bits(median + half, q3)
-    columns = {name: pa.array(rows[name]) for name, _ in ROW_FIELDS
+    columns = {name: arrow_of(rows[name]) for name, _ in ROW_FIELDS
                if name not in ("q1", "q3")}
-    columns["half"] = pa.array(half)
+    columns["half"] = arrow_of(half)
     for name, values in (("q1", q1), ("q3", q3)):
-        columns[name] = pa.array(values, mask=exact)
+        columns[name] = arrow_of(values, null=exact)
     out = io.BytesIO()
     pq.write_table(pa.table(columns), out, compression="zstd",
                    use_dictionary=["desc", "status", "error", "n"],

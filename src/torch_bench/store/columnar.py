@@ -221,6 +221,17 @@ def numbers_of(array: pa.Array) -> np.ndarray:
     return data[array.offset:]
 
 
+def arrow_of(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
+    """A numpy array of numbers as an Arrow array, null where `null` is True, made from its
+    buffer (pa.array on numpy imports pandas, slow to import)."""
+    values = np.ascontiguousarray(values)
+    validity = None
+    if null is not None and null.any():
+        validity = pa.py_buffer(np.packbits(~null, bitorder="little"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [validity, pa.py_buffer(values)])
+
+
 def valid_of(array: pa.Array) -> np.ndarray:
     """Which entries of `array` are not null, as a numpy bool array."""
     if not array.null_count:
