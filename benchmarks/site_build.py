@@ -41,6 +41,7 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
+        [--keep FOLDER]
     .venv/bin/python benchmarks/site_build.py --layout 10000x1000
     .venv/bin/python benchmarks/site_build.py --page-cost 2000x1000
     .venv/bin/python benchmarks/site_build.py --cache-rows 1000x1000
@@ -434,24 +435,32 @@ sys.exit(main())
 """
 
 
-def scale_row(runs: int, benchmarks: int, window: int) -> str:
+def scale_row(runs: int, benchmarks: int, window: int, keep: str = "") -> str:
     """A runs x benchmarks data folder (monthly archives and the newest month's run files),
     `torch-bench site` building it in full into a fresh folder, then the update with one new
-    run file into the same folder; each with its time and the largest peak RSS so far."""
+    run file into the same folder; each with its time and the largest peak RSS so far. With
+    `keep`, the data folder and the new run are made in (or reused from) `keep`."""
     work = Path(tempfile.mkdtemp(prefix="site-scale-"))
+    kept = Path(keep) / f"data-{runs}x{benchmarks}" if keep else None
+    data = kept / "data" if kept else work / "data"
     try:
         started = time.perf_counter()
-        made = synthetic_runs(runs + 1, benchmarks=benchmarks)
-        write_compacted_folder(itertools.islice(made, runs), work / "data")
-        newest = next(made)
+        if kept is None or not (kept / "newest.json").is_file():
+            made = synthetic_runs(runs + 1, benchmarks=benchmarks)
+            write_compacted_folder(itertools.islice(made, runs), data)
+            (data.parent / "newest.json").write_text(json.dumps(next(made).to_dict()),
+                                                     encoding="utf-8")
+        newest = Run.from_dict(json.loads((data.parent / "newest.json").read_text()))
         made_s = time.perf_counter() - started
-        data_mb = folder_size(work / "data")[0] / 2**20
-        full_s, full_mb = site_cli(work / "data", work / "site", window)
-        path = work / "data" / run_path(newest)
+        path = data / run_path(newest)
+        path.unlink(missing_ok=True)  # a kept folder: as it was before the update
+        data_mb = folder_size(data)[0] / 2**20
+        full_s, full_mb = site_cli(data, work / "site", window)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(newest.to_dict()), encoding="utf-8")
-        update_s, update_mb = site_cli(work / "data", work / "site", window)
-        again_s, _ = site_cli(work / "data", work / "site", window)
+        update_s, update_mb = site_cli(data, work / "site", window)
+        again_s, _ = site_cli(data, work / "site", window)
+        path.unlink()
         site_bytes, files = folder_size(work / "site")
         cache_bytes, cache_files = folder_size(work / "site" / BUILD_CACHE_DIR)
     finally:
@@ -462,7 +471,7 @@ def scale_row(runs: int, benchmarks: int, window: int) -> str:
             f"{cache_bytes / 2**20:>8.0f}")
 
 
-def print_scale(sizes: list[str], window: int) -> None:
+def print_scale(sizes: list[str], window: int, keep: str = "") -> None:
     print(f"synthetic history, {SAMPLES} samples per result, past months compacted; "
           f"`torch-bench site` from the data folder; change points in the newest "
           f"{window or 'all'} runs; 'again': the same build with nothing new; site: what "
@@ -473,7 +482,8 @@ def print_scale(sizes: list[str], window: int) -> None:
     for size in sizes:
         runs, benchmarks = (int(part) for part in size.lower().split("x"))
         done = subprocess.run([sys.executable, __file__, "--scale-row", str(runs),
-                               str(benchmarks), str(window)], capture_output=True, text=True)
+                               str(benchmarks), str(window), keep], capture_output=True,
+                              text=True)
         print(done.stdout.rstrip() or f"{runs:>6} {benchmarks:>6} failed: "
               f"{done.stderr.strip().splitlines()[-1:]}", flush=True)
 
@@ -758,12 +768,15 @@ def main() -> None:
                              "by stage (history made in memory, no change points)")
     parser.add_argument("--cache-rows", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="the build cache's rows as the earlier .npz and as Parquet")
-    parser.add_argument("--scale-row", nargs=3, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--keep", metavar="FOLDER", default="",
+                        help="with --scale: make the data folders in FOLDER, or reuse them")
+    parser.add_argument("--scale-row", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
-        return print(scale_row(*args.scale_row))
+        runs, benchmarks, window = (int(v) for v in args.scale_row[:3])
+        return print(scale_row(runs, benchmarks, window, args.scale_row[3]))
     if args.scale:
-        return print_scale(args.scale, args.window)
+        return print_scale(args.scale, args.window, args.keep)
     if args.layout:
         return print_layout(args.layout)
     if args.page_cost:
