@@ -233,7 +233,7 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
         "rows": [{"point": p, "median": shown_value(p.median, series.unit),
                   "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
         "branches": branch_choices(drawn["branch"], model.baseline_branch,
-                                   series.points.branches()),
+                                   bool(series.points.on_branch(model.baseline_branch).size)),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
         "changes": [{"run": series.points[m.index].run, "change": format_change(m.ratio - 1),
                      "css": "worse" if m.regression else "better", **noted}
@@ -243,13 +243,13 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
 
 
 def branch_choices(drawn_branches: Sequence[str], baseline_branch: str | None,
-                   measured_on: Sequence[str]) -> list[str]:
+                   on_baseline: bool) -> list[str]:
     """The branch filter's choices as the page is served: the branches of the drawn points,
     and the baseline branch when the benchmark was measured on it. dashboard.js adds the
     older points' branches once it has fetched the whole history, so a page does not carry
     every branch ever measured (a history of thousands of pull requests would make each page
     a list of them, and every new branch would change every page)."""
-    baseline = {baseline_branch} if baseline_branch in measured_on else set()
+    baseline = {baseline_branch} if baseline_branch and on_baseline else set()
     return sorted({b for b in drawn_branches if b} | baseline)
 
 
