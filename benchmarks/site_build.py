@@ -28,6 +28,9 @@ RSS. Target: the update at most a quarter of the full build. Also the update wit
 run that measured only a tenth of the benchmarks, with how many benchmarks and files the
 build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
+With --git-growth: the data branch as a git repository (compacted data and the published
+site), then --commits runs each stored, built and committed: the packed history's growth
+per run, the files each commit changes, the site's size and the update's time.
 With --scale: per RUNSxBENCHMARKS size, one process per size: a data folder on disk as a
 busy repository has it (every month but the newest compacted into an archive, samples kept),
 `torch-bench site` building it in full into a fresh folder, the update after one new run
@@ -39,6 +42,7 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py [--runs 100 1000] [--from-disk]
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
+    .venv/bin/python benchmarks/site_build.py --git-growth 300x1000 [--commits 10]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
         [--keep FOLDER]
@@ -744,6 +748,72 @@ def print_growth(sizes: list[int], benchmarks: int) -> None:
               f"{row['loose'] / 2**20:>14.1f}", flush=True)
 
 
+# -- git growth: what each published run adds to the data branch's history -------------------
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def packed_bytes(repo: Path) -> int:
+    """The repository's objects, packed as a clone would receive them (after `git gc`)."""
+    git(repo, "gc", "-q", "--prune=now")
+    sizes = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
+    return int(sizes["size-pack"]) * 1024 + int(sizes["size"]) * 1024
+
+
+def git_growth_row(runs: int, benchmarks: int, commits: int) -> str:
+    """A data branch as the Action keeps it (data folder and published site in one git
+    work tree, the build cache outside it): `runs` runs committed with their site, then
+    `commits` runs each stored, built and committed as one push; what the history grows by
+    per run, packed, and what each commit changes."""
+    work = Path(tempfile.mkdtemp(prefix="git-growth-"))
+    try:
+        branch, cache = work / "branch", work / "cache"
+        made = synthetic_runs(runs + commits, benchmarks=benchmarks)
+        write_compacted_folder(itertools.islice(made, runs), branch / "data")
+
+        def build() -> float:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "torch_bench", "site", "--data",
+                            str(branch / "data"), "--out", str(branch / "site"), "--cache",
+                            str(cache)], check=True, capture_output=True)
+            return time.perf_counter() - started
+
+        build()
+        git(branch, "init", "-q")
+        git(branch, "add", "-A")
+        git(branch, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
+        before = packed_bytes(branch)
+        changed, update_s = [], []
+        for run in made:
+            path = branch / "data" / run_path(run)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
+            update_s.append(build())
+            git(branch, "add", "-A")
+            changed.append(len(git(branch, "diff", "--cached", "--name-only").splitlines()))
+            git(branch, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "run")
+        after = packed_bytes(branch)
+        site_mb = folder_size(branch / "site")[0] / 2**20
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return (f"{runs:>6} {benchmarks:>6} {before / 2**20:>10.1f} "
+            f"{(after - before) / commits / 2**20:>12.2f} {sum(changed) / commits:>10.0f} "
+            f"{site_mb:>8.1f} {sum(update_s) / commits:>9.1f}")
+
+
+def print_git_growth(sizes: list[str], commits: int) -> None:
+    print(f"data branch in git: history as compacted data plus its site, then {commits} runs "
+          f"each stored, built (`torch-bench site --cache` outside the branch) and committed; "
+          f"'packed': after git gc, as a clone receives it")
+    print(f"{'runs':>6} {'bench':>6} {'packed MB':>10} {'MB per run':>12} {'files/run':>10} "
+          f"{'site MB':>8} {'update s':>9}", flush=True)
+    for size in sizes:
+        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+        print(git_growth_row(runs, benchmarks, commits), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, nargs="+", default=[100, 1000])
@@ -768,6 +838,10 @@ def main() -> None:
                              "by stage (history made in memory, no change points)")
     parser.add_argument("--cache-rows", nargs="+", metavar="RUNSxBENCHMARKS",
                         help="the build cache's rows as the earlier .npz and as Parquet")
+    parser.add_argument("--git-growth", nargs="+", metavar="RUNSxBENCHMARKS",
+                        help="the data branch's git history per published run")
+    parser.add_argument("--commits", type=int, default=10,
+                        help="with --git-growth: runs published one by one (default 10)")
     parser.add_argument("--keep", metavar="FOLDER", default="",
                         help="with --scale: make the data folders in FOLDER, or reuse them")
     parser.add_argument("--scale-row", nargs=4, help=argparse.SUPPRESS)
@@ -777,6 +851,8 @@ def main() -> None:
         return print(scale_row(runs, benchmarks, window, args.scale_row[3]))
     if args.scale:
         return print_scale(args.scale, args.window, args.keep)
+    if args.git_growth:
+        return print_git_growth(args.git_growth, args.commits)
     if args.layout:
         return print_layout(args.layout)
     if args.page_cost:
