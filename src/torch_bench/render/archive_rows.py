@@ -34,7 +34,7 @@ from torch_bench.render.columns import (
 from torch_bench.results.schema import SUCCESS_STATUSES, benchmark_id
 from torch_bench.store import columnar
 from torch_bench.store.archive import PARQUET_MAGIC
-from torch_bench.store.columnar import numbers_of, valid_of
+from torch_bench.store.columnar import dictionary_codes, numbers_of, valid_of
 
 TEXT = ("run_id", "created_at", "run", "suite", "name", "params", "metric", "unit",
         "direction", "status", "error", "extra")
@@ -54,7 +54,7 @@ class Codes:
         chunk = column.combine_chunks()
         if not pa.types.is_dictionary(chunk.type):
             raise Unexpected("not dictionary-encoded")
-        self.codes = np.where(valid_of(chunk.indices), numbers_of(chunk.indices), -1)
+        self.codes = dictionary_codes(chunk.indices, -1)
         words = chunk.dictionary.to_pylist()
         self.words = words if convert is None else [convert(word) for word in words]
 
@@ -74,12 +74,8 @@ def block_of_archive(data: bytes, shared: dict[tuple, Descriptor]) -> RowBlock |
     try:
         file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(TEXT),
                               page_checksum_verification=True)
-        raw = (file.schema_arrow.metadata or {}).get(columnar.METADATA_KEY)
-        metadata = json.loads(raw) if raw else {}
-        if not isinstance(metadata, dict) or metadata.get("schema") != {
-                "name": columnar.FORMAT_NAME, "version": columnar.FORMAT_VERSION}:
-            return None
-        if columnar._schema_problem(file.schema_arrow) is not None:
+        if not columnar.written_by_us(columnar.metadata_of(file)) \
+                or columnar.schema_problem(file.schema_arrow) is not None:
             return None
         # one thread, as columnar.decode reads (Arrow's pool can abort a process at exit)
         table = file.read(columns=[*TEXT, *NUMBERS], use_threads=False)

@@ -138,21 +138,15 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
         table = file.read(use_threads=False)
     except (pa.ArrowException, OSError) as exc:
         raise InvalidDocument(f"{source}: not a readable Parquet archive ({exc})") from None
-    raw = (file.schema_arrow.metadata or {}).get(METADATA_KEY)
-    try:
-        metadata = json.loads(raw) if raw else {}
-    except ValueError:
-        metadata = {}
-    wrong = _schema_problem(table.schema)
+    metadata = metadata_of(file)
+    wrong = schema_problem(table.schema)
     if wrong:
         raise InvalidDocument(f"{source}: not a torch-bench archive: {wrong}")
     try:
         rows = _rows(table)
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise InvalidDocument(f"{source}: not a torch-bench archive ({exc})") from None
-    ours = isinstance(metadata, dict) and metadata.get("schema") == {
-        "name": FORMAT_NAME, "version": FORMAT_VERSION}
-    if ours:
+    if written_by_us(metadata):
         try:
             return metadata, None, _runs(rows)
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -160,7 +154,22 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
     return metadata if isinstance(metadata, dict) else {}, _documents(rows), []
 
 
-def _schema_problem(schema: pa.Schema) -> str | None:
+def metadata_of(file: pq.ParquetFile) -> Any:
+    """The file's torch-bench metadata as JSON ({} when it has none or it is not JSON)."""
+    raw = (file.schema_arrow.metadata or {}).get(METADATA_KEY)
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+
+
+def written_by_us(metadata: Any) -> bool:
+    """Whether the metadata says torch-bench wrote the file in this format."""
+    return isinstance(metadata, dict) and metadata.get("schema") == {
+        "name": FORMAT_NAME, "version": FORMAT_VERSION}
+
+
+def schema_problem(schema: pa.Schema) -> str | None:
     for expected in SCHEMA:
         if expected.name not in schema.names:
             return f"no column {expected.name!r}"
@@ -193,7 +202,8 @@ def _values(column: pa.ChunkedArray, convert: Callable[[str], Any] | None) -> li
             if convert is not None:
                 words = [convert(word) for word in words]
             words.append(None)
-            values.extend(map(words.__getitem__, _codes(chunk.indices, len(words) - 1)))
+            values.extend(map(words.__getitem__,
+                              dictionary_codes(chunk.indices, len(words) - 1).tolist()))
         else:
             plain = chunk.to_pylist()
             values.extend(plain if convert is None else
@@ -201,12 +211,10 @@ def _values(column: pa.ChunkedArray, convert: Callable[[str], Any] | None) -> li
     return values
 
 
-def _codes(indices: pa.Array, null: int) -> list[int]:
+def dictionary_codes(indices: pa.Array, null: int) -> np.ndarray:
     """A dictionary array's indices, `null` where there is none."""
     data = numbers_of(indices)
-    if indices.null_count:
-        data = np.where(valid_of(indices), data, null)
-    return data.tolist()
+    return np.where(valid_of(indices), data, null) if indices.null_count else data
 
 
 def numbers_of(array: pa.Array) -> np.ndarray:
