@@ -245,8 +245,8 @@ def write_cache(folder: Path, entries: list[FileEntry], base_files: int = 0) -> 
     reuse = (bool(kept_base) and len(kept_base) == base_files
              and sum(e.block.size for e in rest)
              <= TAIL_SHARE * sum(e.block.size for e in entries))
-    for entry in entries:
-        entry.part = entry.part if reuse and entry.part == BASE else TAIL if reuse else BASE
+    for entry in rest:  # the first part's entries are already marked BASE
+        entry.part = TAIL if reuse else BASE
     tables: dict[str, list] = {}
     digests: dict[tuple, str] = {}
     files = []
@@ -306,7 +306,7 @@ def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
     # ParquetFile, not read_table: read_table imports pyarrow.dataset, and pyarrow's own
     # conversions to numpy import pandas; both cost more than reading a whole history's rows
     with pq.ParquetFile(path) as rows_file:
-        table = rows_file.read(use_threads=False).combine_chunks()
+        table = rows_file.read(use_threads=False)
 
     def column(name: str) -> pa.Array:
         return table.column(name).combine_chunks()
