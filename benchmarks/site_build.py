@@ -85,6 +85,7 @@ from pathlib import Path
 
 import numpy as np
 
+from history_size import git, packed_bytes  # the sibling script (its folder is on sys.path)
 from torch_bench.metrics import get_metric
 from torch_bench.render import paths
 from torch_bench.render.build import build_site, build_site_from_data
@@ -749,18 +750,6 @@ def print_growth(sizes: list[int], benchmarks: int) -> None:
 
 
 # -- git growth: what each published run adds to the data branch's history -------------------
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
-                          text=True).stdout
-
-
-def packed_bytes(repo: Path) -> int:
-    """The repository's objects, packed as a clone would receive them (after `git gc`)."""
-    git(repo, "gc", "-q", "--prune=now")
-    sizes = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
-    return int(sizes["size-pack"]) * 1024 + int(sizes["size"]) * 1024
-
 
 def git_growth_row(runs: int, benchmarks: int, commits: int) -> str:
     """A data branch as the Action keeps it (data folder and published site in one git
