@@ -29,9 +29,10 @@ from torch_bench.render.columns import (
     RowBlock,
     descriptor_key,
     facts_of,
+    successful,
     training_entry,
 )
-from torch_bench.results.schema import SUCCESS_STATUSES, benchmark_id
+from torch_bench.results.schema import benchmark_id
 from torch_bench.store import columnar
 from torch_bench.store.archive import PARQUET_MAGIC
 from torch_bench.store.columnar import dictionary_codes, numbers_of, valid_of
@@ -114,8 +115,7 @@ def _block(table: pa.Table, shared: dict[tuple, Descriptor]) -> RowBlock:
             "q1": np.where(summarised, median - half, np.nan),
             "q3": np.where(summarised, median + half, np.nan),
             "n": np.where(summarised, numbers_of(numbers["n"])[rows], -1), "error": error}
-    ok = np.asarray([word in SUCCESS_STATUSES for word in statuses.words] or [False],
-                    bool)[status] & summarised
+    ok = successful(statuses.words)[status] & summarised
     facts = run_facts(text, np.flatnonzero(run_starts), position[rows], rows, ok)
     return RowBlock(facts, descriptors.table, statuses.words, errors.words,
                     {name: np.asarray(made[name]).astype(dtype) for name, dtype in ROW_FIELDS})

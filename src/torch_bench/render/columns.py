@@ -206,8 +206,13 @@ class Columns:
     @functools.cached_property
     def ok(self) -> np.ndarray:
         """Rows with a successful status and a summary (Result.ok)."""
-        good = np.asarray([s in SUCCESS_STATUSES for s in self.statuses] or [False], bool)
-        return good[self.rows["status"]] & (self.rows["n"] >= 0)
+        return successful(self.statuses)[self.rows["status"]] & (self.rows["n"] >= 0)
+
+
+def successful(statuses: Sequence[str]) -> np.ndarray:
+    """Per status code, whether the status is a success (indexable by codes of an empty
+    list too)."""
+    return np.asarray([s in SUCCESS_STATUSES for s in statuses] or [False], bool)
 
 
 def join_blocks(blocks: Sequence[RowBlock], keep_run=lambda facts: True,
