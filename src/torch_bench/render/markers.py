@@ -28,7 +28,12 @@ class ChangeMark:
     regression: bool  # worse in the metric's direction
 
 
-def env_changes(points: Points) -> list[EnvChange]:
+def env_changes(points: Points) -> tuple[EnvChange, ...]:
+    """Where the versions marked on a trend change between consecutive points."""
+    return points.derived("env_changes", lambda: _env_changes(points))
+
+
+def _env_changes(points: Points) -> tuple[EnvChange, ...]:
     codes = points.table.versions[points.run]
     changes = []
     for i in (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist():
@@ -37,7 +42,7 @@ def env_changes(points: Points) -> list[EnvChange]:
                  for attr, label in ENV_MARKER_FIELDS if getattr(old, attr) != getattr(new, attr)]
         if parts:
             changes.append(EnvChange(i, "; ".join(parts)))
-    return changes
+    return tuple(changes)
 
 
 def baseline_positions(series: Series, baseline_branch: str | None,

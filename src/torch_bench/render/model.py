@@ -107,12 +107,13 @@ class Points(Sequence[Point]):
     """A series' points as columns (`run`: positions in the RunTable, oldest first); a Point
     object is made only for the points looked at, and slices are views."""
 
-    __slots__ = ("table", "run", "median", "q1", "q3", "n")
+    __slots__ = ("table", "run", "median", "q1", "q3", "n", "_derived")
 
     def __init__(self, table: RunTable, run: np.ndarray, median: np.ndarray, q1: np.ndarray,
                  q3: np.ndarray, n: np.ndarray) -> None:
         self.table, self.run, self.median, self.q1, self.q3, self.n = (
             table, run, median, q1, q3, n)
+        self._derived: dict[Any, Any] = {}
 
     @classmethod
     def of(cls, points: Sequence[Point]) -> Points:
@@ -142,13 +143,29 @@ class Points(Sequence[Point]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def derived(self, key: Any, make: Callable[[], Any]) -> Any:
+        """`make()`, computed once per Points object (they do not change): a page asks the
+        same things of a series several times. Arrays come back read-only."""
+        if key not in self._derived:
+            value = make()
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            self._derived[key] = value
+        return self._derived[key]
+
     def branch_codes(self) -> np.ndarray:
         return self.table.branch[self.run]
 
     def on_branch(self, branch: str | None, end: int | None = None) -> np.ndarray:
         """Positions of the points (before `end`) measured on `branch`."""
-        codes = self.branch_codes()[:end]
-        return np.flatnonzero(codes == self.table.branch_code(branch))
+        code = self.table.branch_code(branch)
+        positions = self.derived(("on_branch", code),
+                                 lambda: np.flatnonzero(self.branch_codes() == code))
+        if end is None:
+            return positions
+        if end < 0:
+            end += len(self.run)
+        return positions[:np.searchsorted(positions, max(end, 0))]
 
     def last_on_branch(self, branch: str | None, end: int | None = None) -> Point | None:
         found = self.on_branch(branch, end)
@@ -275,7 +292,9 @@ def build_model(history: History | Columns, baseline_branch: str | None = None) 
     desc_bid = np.asarray([bid_codes.setdefault(d.benchmark_id, len(bid_codes))
                            for d in columns.descriptors] or [0], np.int32)
     row_bid = desc_bid[rows["desc"]] if len(rows["desc"]) else np.zeros(0, np.int32)
-    order = np.argsort(row_bid, kind="stable")  # per benchmark, runs stay in time order
+    # per benchmark, runs stay in time order; NumPy sorts 16-bit codes by radix, 3x faster
+    narrow = row_bid.astype(np.uint16) if len(bid_codes) <= 1 << 16 else row_bid
+    order = np.argsort(narrow, kind="stable")
     ok = columns.ok
     plotted = ok & np.isfinite(rows["median"] + (rows["q3"] - rows["q1"]))
     bounds = np.searchsorted(row_bid[order], np.arange(len(bid_codes) + 1))
