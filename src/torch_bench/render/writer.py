@@ -29,7 +29,7 @@ import jinja2
 import markupsafe
 
 from torch_bench.errors import UserError
-from torch_bench.fileio import write_bytes_atomic
+from torch_bench.fileio import write_staged
 from torch_bench.redact import scrub
 from torch_bench.render import paths
 from torch_bench.render.escape import json_for_html
@@ -76,21 +76,27 @@ class SiteFiles:
         self.previous = previous
         self.kept = 0  # files carried over from the previous site
         self.written = 0
+        self._folders: set[Path] = set()  # made already
 
     def put(self, relative: str, content: bytes) -> None:
         target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.unlink(missing_ok=True)  # never write through a link into the previous site
-        if self.previous is not None and _same_bytes(self.previous / relative, content) \
-                and self._link(relative):
-            return
-        write_bytes_atomic(target, content, sync=False)  # the staging folder moves as one
+        self._make_folder(target.parent)
+        if self.previous is not None and _same_bytes(self.previous / relative, content):
+            target.unlink(missing_ok=True)
+            if self._link(relative):
+                return
+        write_staged(target, content)  # never through a link into the previous site
         self.written += 1
 
     def keep(self, relative: str) -> bool:
         """Carry the previous site's file over untouched; False when it is not there."""
-        (self.root / relative).parent.mkdir(parents=True, exist_ok=True)
+        self._make_folder((self.root / relative).parent)
         return self._link(relative)
+
+    def _make_folder(self, folder: Path) -> None:
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
 
     def _link(self, relative: str) -> bool:
         assert self.previous is not None
