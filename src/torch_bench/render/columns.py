@@ -243,7 +243,7 @@ def join_blocks(blocks: Sequence[RowBlock], keep_run=lambda facts: True,
     for b, block in enumerate(blocks):
         if not block.size:
             continue
-        run_map = np.full(len(block.runs), -1, np.int64)
+        run_map = np.full(len(block.runs), -1, np.int32)
         for position in range(len(block.runs)):
             run_map[position] = new_index.get((b, position), -1)
         runs_of_rows = run_map[block.rows["run"]]
@@ -262,10 +262,12 @@ def join_blocks(blocks: Sequence[RowBlock], keep_run=lambda facts: True,
                                + [NO_ERROR], np.int32)  # index -1 stays -1
         every = bool(keep.all())  # most blocks: no copy of their rows before the join
         part = {name: column if every else column[keep] for name, column in block.rows.items()}
-        part["run"] = (runs_of_rows if every else runs_of_rows[keep]).astype(np.int32)
-        part["desc"] = desc_map[part["desc"]]
-        part["status"] = status_map[part["status"]]
-        part["error"] = error_map[part["error"]]
+        part["run"] = runs_of_rows if every else runs_of_rows[keep]
+        for name, codes, count in (("desc", desc_map, len(block.descriptors)),
+                                   ("status", status_map, len(block.statuses)),
+                                   ("error", error_map, len(block.errors))):
+            if not _numbered_alike(codes, count):  # mostly they are: no copy of the rows
+                part[name] = codes[part[name]]
         parts.append(part)
     if parts:
         # Each run's rows lie in one part, in order; parts taken by their first run usually
@@ -279,6 +281,12 @@ def join_blocks(blocks: Sequence[RowBlock], keep_run=lambda facts: True,
     else:
         rows = empty_rows()
     return Columns(runs, table, list(statuses), list(errors), rows)
+
+
+def _numbered_alike(codes: np.ndarray, count: int) -> bool:
+    """Whether a block's codes 0..count-1 keep their numbers in the join (error code -1, no
+    error, always does)."""
+    return bool((codes[:count] == np.arange(count)).all())
 
 
 def _join_descriptor(descriptor: Descriptor, known: dict[tuple, int],

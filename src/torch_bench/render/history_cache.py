@@ -310,7 +310,7 @@ def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
 
     def column(name: str) -> pa.Array:
         return table.column(name).combine_chunks()
-    rows = {name: numbers_of(column(name)).astype(dtype)
+    rows = {name: numbers_of(column(name)).astype(dtype, copy=False)
             for name, dtype in ROW_FIELDS if name not in ("q1", "q3")}
     half = numbers_of(column("half"))
     for name, sign in (("q1", -1.0), ("q3", 1.0)):
