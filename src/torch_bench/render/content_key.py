@@ -58,13 +58,35 @@ def points_key(points: Points, runs: np.ndarray, *inputs: Any) -> str:
     return hasher.hexdigest()[:20]
 
 
-def series_key(series: Series, runs: np.ndarray, *inputs: Any) -> str:
-    """Key of one benchmark's outputs: the series (its points through their runs' digests)
-    and every other input of its page and data files (`inputs`: marks, band, overlays, ...)."""
+def series_key(series: Series, runs: np.ndarray, *inputs: Any, since: int = 0) -> str:
+    """Key of one benchmark's outputs: the series (its points from `since` on through their
+    runs' digests; the points before it must enter through `inputs`, say as the digests of
+    their chunks) and every other input of its page and data files (`inputs`: marks, band,
+    overlays, ...)."""
     head = (series.benchmark_id, series.key, series.suite, series.name, series.metric,
             series.unit, series.direction, sorted((k, repr(v)) for k, v in series.params.items()),
             series.last_status, series.last_error)
-    return points_key(series.points, runs, head, inputs)
+    return points_key(series.points[since:], runs, head, inputs, since)
+
+
+CHUNK_RECORD = np.dtype([("run", "<u8"), ("median", "<f8"), ("q1", "<f8"), ("q3", "<f8"),
+                         ("n", "<i4"), ("env", "<i4")])
+
+
+def chunk_digests(points: Points, runs: np.ndarray, env: np.ndarray, size: int) -> list[str]:
+    """A hash of each complete chunk of `size` points (their runs through the runs' digests,
+    their values and environment codes): what a packed history chunk holds of one series.
+    The points are laid out once as records, so each chunk is one contiguous buffer."""
+    whole = len(points) // size * size
+    records = np.empty(whole, CHUNK_RECORD)
+    records["run"] = runs[points.run[:whole]]
+    for name in ("median", "q1", "q3", "n"):
+        records[name] = getattr(points, name)[:whole]
+    records["env"] = env[:whole]
+    buffer = records.view(np.uint8)
+    step = size * CHUNK_RECORD.itemsize
+    return [hashlib.sha1(buffer[start:start + step]).hexdigest()[:20]
+            for start in range(0, len(buffer), step)]
 
 
 def hash_arrays(*parts: Any) -> str:

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from torch_bench.render import data, packs, pages, paths, trends
-from torch_bench.render.content_key import hash_arrays, run_digests, series_key, text_digests
+from torch_bench.render.content_key import (
+    chunk_digests,
+    hash_arrays,
+    run_digests,
+    series_key,
+    text_digests,
+)
 from torch_bench.render.facets import PARAM_FACETS, param_for_facet
 from torch_bench.render.markers import ChangeMark, all_change_marks, env_changes
 from torch_bench.render.model import (
@@ -84,6 +90,8 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     digests = run_digests(model.runs)
     env_of = environment_memo()
     pack_members, chunk_entries = pack_layout(model.series, env_of)
+    chunk_keys = {s.key: chunk_digests(s.points, digests, env_of(s), data.CHUNK_POINTS)
+                  for s in model.series}
     groups = []
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
@@ -92,7 +100,9 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
         key = series_key(series, digests, marks[series.key], bands[series.key], nav,
                          model.baseline_branch,
                          {f: [s.key for s in members] for f, members in siblings_of.items()},
-                         chunks, run_tables, notes_of(series, marks[series.key], notes))
+                         chunks, run_tables, notes_of(series, marks[series.key], notes),
+                         chunk_keys[series.key],
+                         since=len(chunk_keys[series.key]) * data.CHUNK_POINTS)
         groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
                                        paths.trend_data(series)),
                                  lambda series=series, chunks=chunks, run_tables=run_tables:
@@ -100,7 +110,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
                                                    bands[series.key],
                                                    siblings.get(series.key, {}), nav, chunks,
                                                    run_tables, notes)))
-    groups.extend(pack_groups(pack_members, env_of))
+    groups.extend(pack_groups(pack_members, env_of, chunk_keys))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
@@ -184,18 +194,15 @@ def pack_layout(series_list: Sequence[Series],
     return members, entries
 
 
-def pack_groups(members: PackMembers, env_of: EnvOf) -> list[KeyedGroup]:
+def pack_groups(members: PackMembers, env_of: EnvOf,
+                chunk_keys: Mapping[str, Sequence[str]]) -> list[KeyedGroup]:
     """One group per packed chunk file: kept as it is while the points of its segments (and
-    their environments' numbering) stay the same."""
+    their environments' numbering) stay the same: `chunk_keys`, content_key.chunk_digests
+    by series key."""
     groups = []
     for (bucket, k), in_pack in sorted(members.items()):
         path = paths.series_pack(bucket, k)
-        span = slice(k * data.CHUNK_POINTS, (k + 1) * data.CHUNK_POINTS)
-        parts: list[Any] = [path]
-        for series in in_pack:
-            pts = series.points
-            parts += [series.key, pts.run[span], pts.n[span], pts.median[span], pts.q1[span],
-                      pts.q3[span], env_of(series)[span]]
+        parts = [path, *((series.key, chunk_keys[series.key][k]) for series in in_pack)]
         groups.append(KeyedGroup(hash_arrays(*parts), (path,),
                                  lambda in_pack=in_pack, k=k, path=path: Outputs((), (
                                      (path, b"".join(data.chunk_segment(s, k, env_of(s))
