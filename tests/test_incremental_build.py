@@ -120,3 +120,20 @@ def test_a_new_run_rewrites_only_the_head_of_a_long_history(tmp_path, monkeypatc
     assert {p: p.stat().st_ino for p in chunks} == inodes  # kept, not written again
     assert all(p.stat().st_ino != inode for p, inode in heads.items())
     assert tree(site) == tree(build_site(History(tuple(runs)), tmp_path / "fresh"))
+
+
+def test_a_value_changed_inside_a_complete_chunk_rewrites_its_pack_and_its_page(tmp_path,
+                                                                               monkeypatch):
+    from torch_bench.render import data
+
+    monkeypatch.setattr(data, "CHUNK_POINTS", 10)
+    runs = [run(i) for i in range(36)]
+    site = build_site(History(tuple(runs)), tmp_path / "site")
+    edited = list(runs)
+    old = runs[3]  # the same run, its lstm result measured anew (say, re-imported): a small
+    edited[3] = new_run([measured("rnns", "lstm", "forward_time", [2.01] * 5,  # difference
+                                  params={"hidden_size": 64}), *old.results[1:]],
+                        created_at=old.created_at, git=old.git, ci=old.ci, env=old.env,
+                        run_id=old.run_id)
+    build_site(History(tuple(edited)), site)
+    assert tree(site) == tree(build_site(History(tuple(edited)), tmp_path / "fresh"))

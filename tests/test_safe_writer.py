@@ -145,3 +145,27 @@ def test_a_pipe_is_written_to_and_a_link_kept(tmp_path, capsys, results):
     link.symlink_to(real)
     code, err = run_cli(capsys, "export", results, "--csv", link)
     assert code == 0 and link.is_symlink() and real.read_text().startswith("model,")
+
+
+def test_a_staged_file_replaces_a_link_without_writing_through_it(tmp_path):
+    from torch_bench.fileio import write_staged
+
+    outside = tmp_path / "previous-site.html"
+    outside.write_text("previous", encoding="utf-8")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / "page.html").symlink_to(outside)
+    write_staged(staging / "page.html", b"new")
+    assert outside.read_text(encoding="utf-8") == "previous"
+    assert not (staging / "page.html").is_symlink()
+    assert (staging / "page.html").read_bytes() == b"new"
+
+
+def test_a_staged_file_that_cannot_be_written_is_one_line_naming_it(tmp_path):
+    from torch_bench.fileio import OutputError, write_staged
+
+    (tmp_path / "page.html").mkdir()  # a folder where the file belongs
+    with pytest.raises(OutputError) as raised:
+        write_staged(tmp_path / "page.html", b"new")
+    assert str(raised.value).startswith(f"cannot write {tmp_path / 'page.html'}: ")
+    assert (tmp_path / "page.html").is_dir()

@@ -184,6 +184,7 @@ def write_staged(path: Path, data: bytes) -> None:
     no reader ever sees it half written: created afresh (a file or link already there is
     replaced, never written through), not flushed. Thousands of site files go this way; the
     temporary name and rename of `write_bytes_atomic` would double the file operations."""
+    handle = None
     try:
         try:
             handle = open(path, "xb")
@@ -193,7 +194,8 @@ def write_staged(path: Path, data: bytes) -> None:
         with handle:
             handle.write(data)
     except OSError as exc:
-        path.unlink(missing_ok=True)
+        if handle is not None:  # ours, half written
+            path.unlink(missing_ok=True)
         raise OutputError(path, _describe(exc), exc.errno or 0) from None
 
 
