@@ -309,7 +309,8 @@ def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
         table = rows_file.read(use_threads=False)
 
     def column(name: str) -> pa.Array:
-        return table.column(name).combine_chunks()
+        chunked = table.column(name)  # one chunk as a rule: joining it would copy it
+        return chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
     rows = {name: numbers_of(column(name)).astype(dtype, copy=False)
             for name, dtype in ROW_FIELDS if name not in ("q1", "q3")}
     half = numbers_of(column("half"))

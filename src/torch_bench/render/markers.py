@@ -35,9 +35,10 @@ def env_changes(points: Points) -> tuple[EnvChange, ...]:
 
 def _env_changes(points: Points) -> tuple[EnvChange, ...]:
     codes = points.table.versions[points.run]
+    infos, runs = points.table.infos, points.run
     changes = []
     for i in (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist():
-        old, new = points[i - 1].run, points[i].run
+        old, new = infos[int(runs[i - 1])], infos[int(runs[i])]
         parts = [f"{label} {getattr(old, attr) or '?'} → {getattr(new, attr) or '?'}"
                  for attr, label in ENV_MARKER_FIELDS if getattr(old, attr) != getattr(new, attr)]
         if parts:
