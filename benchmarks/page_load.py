@@ -30,6 +30,10 @@ Targets at every history size: first visit < 600 KB gzip, visible charts < 1.5 s
 wait < 200 ms, during load and while the reader reaches for a chart.
 
     .venv/bin/python benchmarks/page_load.py [--sizes 100x28 1000x200]
+
+With --site FOLDER, the pages of a site already built are visited instead (say the
+10,000 x 1,000 one `site_build.py --scale 10000x1000 --keep` leaves, whose history is too
+big to make again here); there is no single-file page to compare with then.
 """
 
 from __future__ import annotations
@@ -179,7 +183,7 @@ def point_at_chart(page) -> dict:
     return {"point_ms": point_ms, "zoom_ms": zoom_ms, "point_input_ms": max(waits, default=0.0)}
 
 
-def pages_of(site: Path) -> dict[str, str]:
+def pages_of(site: Path, single_file: bool = True) -> dict[str, str]:
     """The pages visited: the first suite by name and, when another one is bigger, the
     biggest suite too (the most rows and trend cards to lay out)."""
     suites = sorted((site / "suites").glob("*.html"))
@@ -188,18 +192,22 @@ def pages_of(site: Path) -> dict[str, str]:
     pages = {"overview": paths.INDEX_PAGE, "suite": suites[0].relative_to(site).as_posix()}
     if biggest != suites[0]:
         pages["suite-big"] = biggest.relative_to(site).as_posix()
-    return {**pages, "benchmark": bench.relative_to(site).as_posix(),
-            "single-file": "whole/index.html"}
+    pages["benchmark"] = bench.relative_to(site).as_posix()
+    return {**pages, "single-file": "whole/index.html"} if single_file else pages
 
 
 def measure(playwright, runs: int, benchmarks: int, work: Path) -> list[tuple[str, dict]]:
     history = synthetic_history(runs, benchmarks=benchmarks)
     site = build_site(history, work / "site")
     write_single_file_page(site, history, WHOLE_PAGE)
+    return visit_pages(playwright, site, single_file=True)
+
+
+def visit_pages(playwright, site: Path, single_file: bool) -> list[tuple[str, dict]]:
     server, base = serve(site)
     try:
         return [(name, cold_visit(playwright, site, base + path))
-                for name, path in pages_of(site).items()]
+                for name, path in pages_of(site, single_file).items()]
     finally:
         server.shutdown()
         server.server_close()
@@ -213,8 +221,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", nargs="+", default=["100x28", "1000x200"],
                         help="histories as RUNSxBENCHMARKS")
+    parser.add_argument("--site", type=Path,
+                        help="visit the pages of this built site instead of building any")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
+    if args.site is not None and not (args.site / paths.INDEX_PAGE).is_file():
+        parser.error(f"--site {args.site}: no {paths.INDEX_PAGE} there; build the site first")
     from playwright.sync_api import sync_playwright
 
     print(f"{'history':>10} {'page':>12} {'files':>5} {'raw KB':>8} {'gzip KB':>8} "
@@ -222,12 +234,16 @@ def main() -> None:
           f"{'pt-in ms':>8}")
     rows = []
     with sync_playwright() as playwright:
-        for size in args.sizes:
+        for size in ([args.site.name] if args.site is not None else args.sizes):
             print(f"{size:>10} load average {os.getloadavg()[0]:.2f} (1 min)", flush=True)
-            runs, benchmarks = (int(x) for x in size.split("x"))
             work = Path(tempfile.mkdtemp(prefix="page-load-"))
             try:
-                for name, row in measure(playwright, runs, benchmarks, work):
+                if args.site is not None:
+                    visited = visit_pages(playwright, args.site, single_file=False)
+                else:
+                    runs, benchmarks = (int(x) for x in size.split("x"))
+                    visited = measure(playwright, runs, benchmarks, work)
+                for name, row in visited:
                     rows.append({"history": size, "page": name, **row})
                     print(f"{size:>10} {name:>12} {row['files']:>5} {row['raw_kb']:>8.0f} "
                           f"{row['gzip_kb']:>8.0f} {row['charts_ms']:>9.0f} "
