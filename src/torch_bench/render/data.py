@@ -85,7 +85,8 @@ def complete_chunks(series: Series) -> int:
 
 def run_chunks_of(series: Series) -> list[int]:
     """The run tables (by number) that the series' points refer to."""
-    return np.unique(series.points.run // RUN_CHUNK).tolist()
+    chunks = series.points.run // RUN_CHUNK  # increasing: each distinct one is a new value
+    return chunks[np.flatnonzero(np.diff(chunks, prepend=-1))].tolist()
 
 
 def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
