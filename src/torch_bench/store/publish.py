@@ -48,7 +48,7 @@ class PublishReport:
     attempts: int
 
 
-def _repository(directory: Path, target: Target, credentials: Credentials | None) -> Git:
+def scratch_repository(directory: Path, target: Target, credentials: Credentials | None) -> Git:
     directory.mkdir(parents=True, exist_ok=True)
     git = Git(directory, credentials)
     git.run("init", "-q")
@@ -56,7 +56,7 @@ def _repository(directory: Path, target: Target, credentials: Credentials | None
     return git
 
 
-def _fetch_tip(git: Git, target: Target) -> str | None:
+def fetch_tip(git: Git, target: Target) -> str | None:
     ref = f"refs/heads/{target.branch}"
     listed = git.run("ls-remote", "origin", ref, check=False)
     if listed.returncode != 0:
@@ -69,7 +69,7 @@ def _fetch_tip(git: Git, target: Target) -> str | None:
     return git.out("rev-parse", f"refs/remotes/origin/{target.branch}")
 
 
-def _check_out_data(git: Git, tip: str, folder: str) -> Path:
+def check_out_folder(git: Git, tip: str, folder: str) -> Path:
     if folder:
         git.run("sparse-checkout", "set", "--no-cone", f"/{folder}/")
     git.run("checkout", "-q", "--detach", tip)
@@ -81,16 +81,16 @@ def checkout_data(target: Target, credentials: Credentials | None, destination: 
     when the branch does not exist yet)."""
     folder = str(data_prefix(target.folder)).strip(".")
     with scratch_failures(f"{display_url(target.remote)} (branch {target.branch})"):
-        git = _repository(destination, target, credentials)
-        tip = _fetch_tip(git, target)
+        git = scratch_repository(destination, target, credentials)
+        tip = fetch_tip(git, target)
         if tip is None:
             empty = destination / (folder or "")
             empty.mkdir(parents=True, exist_ok=True)
             return empty
-        return _check_out_data(git, tip, folder)
+        return check_out_folder(git, tip, folder)
 
 
-def _tree_entries(git: Git, tree: str) -> dict[str, Entry]:
+def tree_entries(git: Git, tree: str) -> dict[str, Entry]:
     """path -> (mode, oid) of every file under a tree (read from tree objects only)."""
     return _listed_entries(git.raw("ls-tree", "-r", "-z", "--full-tree", tree), oid_field=2)
 
@@ -118,23 +118,23 @@ def _site_entries(git: Git, site: Path, index: Path) -> dict[str, Entry]:
     return _listed_entries(git.raw("ls-files", "-s", "-z", env=env), oid_field=1)
 
 
-def _blob(git: Git, tip: str, path: str) -> bytes:
+def blob(git: Git, tip: str, path: str) -> bytes:
     return git.raw("cat-file", "blob", f"{tip}:{path}")
 
 
-def _site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: str) -> str:
+def site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: str) -> str:
     """The tip's tree with the previous dashboard replaced by `site`; files the dashboard
     does not own (see site_files.py) are kept as they are, the data folder by tree id."""
     scratch = git.directory.parent
     built = _site_entries(git, site, scratch / "site.index")
-    tip_files = _tree_entries(git, tip) if tip else {}
+    tip_files = tree_entries(git, tip) if tip else {}
     manifest_path = site_path(site_folder, MANIFEST)
     owned: set[str] = set()
     if manifest_path in tip_files:
-        owned = decode_manifest(_blob(git, tip, manifest_path)) | {MANIFEST}
+        owned = decode_manifest(blob(git, tip, manifest_path)) | {MANIFEST}
     index_path = site_path(site_folder, "index.html")
     legacy = manifest_path not in tip_files and index_path in tip_files and \
-        is_legacy_dashboard(_blob(git, tip, index_path))
+        is_legacy_dashboard(blob(git, tip, index_path))
     manifest = git.out("hash-object", "-w", "--stdin", input=encode_manifest([*built]))
     built[MANIFEST] = ("100644", manifest)
     change = plan_site_change(tip_files, built, site_folder, folder, owned, legacy)
@@ -152,6 +152,46 @@ def _site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: 
 # to commit on top of the tip and its message, or None when there is nothing to commit.
 Prepare = Callable[[Git, "str | None", Path], "tuple[str, str] | None"]
 
+# One attempt of a publish, given the scratch repository, a scratch folder and the attempt's
+# number: its report (pushed, or nothing to push), or None when it lost a race.
+Attempt = Callable[[Git, Path, int], "PublishReport | None"]
+
+
+def push_commit(git: Git, commit: str, ref: str, where: str, what: str,
+                *options: str) -> bool:
+    """Push `commit` to `ref` (with git push `options`): True when the remote took it, False
+    when another writer moved the ref first or a passing failure stopped it (worth another
+    attempt); StoreError for any other refusal."""
+    done = git.run("push", "--porcelain", "--no-verify", *options, "origin", f"{commit}:{ref}",
+                   check=False)
+    outcome = classify_push(done.returncode, done.stdout, done.stderr, ref)
+    if outcome.verdict is Verdict.REFUSED:
+        raise StoreError(f"{where} refused the {what}: {outcome.reason}")
+    return outcome.verdict is Verdict.PUSHED
+
+
+def retrying(target: Target, credentials: Credentials | None, where: str, what: str,
+             attempt: Attempt, policy: RetryPolicy, log: Callable[[str], None],
+             sleep: Callable[[float], None],
+             clock: Callable[[], float] = time.monotonic) -> PublishReport:
+    """Run `attempt` in a fresh scratch repository until it reports, waiting between
+    attempts as `policy` says; GaveUp when the budget is spent."""
+    rng = random.Random()
+    started, count = clock(), 0
+    while True:
+        count += 1
+        with scratch_failures(where), scratch_folder("torch-bench-publish-") as scratch:
+            git = scratch_repository(Path(scratch) / "repo", target, credentials)
+            report = attempt(git, Path(scratch), count)
+            if report is not None:
+                return report
+        delay = policy.next_delay(count, clock() - started, rng)
+        if delay is None:
+            raise GaveUp(f"{where}: gave up pushing the {what} after {count} attempts in "
+                         f"{clock() - started:.0f} s (budget {policy.describe()})")
+        log(f"{what} push lost a race; attempt {count + 1} in {delay:.2f}s")
+        sleep(delay)
+
 
 def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
                    prepare: Prepare, policy: RetryPolicy, log: Callable[[str], None],
@@ -161,32 +201,19 @@ def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
     from the new tip. A refusal for any other reason fails at once."""
     where = f"{display_url(target.remote)} (branch {target.branch})"
     ref = f"refs/heads/{target.branch}"
-    rng = random.Random()
-    started, attempt = clock(), 0
-    while True:
-        attempt += 1
-        with scratch_failures(where), scratch_folder("torch-bench-publish-") as scratch:
-            git = _repository(Path(scratch) / "repo", target, credentials)
-            tip = _fetch_tip(git, target)
-            prepared = prepare(git, tip, Path(scratch))
-            if prepared is None:
-                return PublishReport(None, attempt)
-            tree, message = prepared
-            parents = ["-p", tip] if tip else []
-            commit = git.out("commit-tree", tree, *parents, "-m", message)
-            done = git.run("push", "--porcelain", "--no-verify", "origin", f"{commit}:{ref}",
-                           check=False)
-            outcome = classify_push(done.returncode, done.stdout, done.stderr, ref)
-            if outcome.verdict is Verdict.PUSHED:
-                return PublishReport(commit, attempt)
-            if outcome.verdict is Verdict.REFUSED:
-                raise StoreError(f"{where} refused the {what}: {outcome.reason}")
-        delay = policy.next_delay(attempt, clock() - started, rng)
-        if delay is None:
-            raise GaveUp(f"{where}: gave up pushing the {what} after {attempt} attempts in "
-                         f"{clock() - started:.0f} s (budget {policy.describe()})")
-        log(f"{what} push lost a race; attempt {attempt + 1} in {delay:.2f}s")
-        sleep(delay)
+
+    def attempt(git: Git, scratch: Path, count: int) -> PublishReport | None:
+        tip = fetch_tip(git, target)
+        prepared = prepare(git, tip, scratch)
+        if prepared is None:
+            return PublishReport(None, count)
+        tree, message = prepared
+        parents = ["-p", tip] if tip else []
+        commit = git.out("commit-tree", tree, *parents, "-m", message)
+        return PublishReport(commit, count) if push_commit(git, commit, ref, where, what) \
+            else None
+
+    return retrying(target, credentials, where, what, attempt, policy, log, sleep, clock)
 
 
 def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,
@@ -200,9 +227,9 @@ def publish_site(target: Target, credentials: Credentials | None, build: SiteBui
     site_folder = normalise_site_folder(site_folder)
 
     def prepare(git: Git, tip: str | None, scratch: Path):
-        data = _check_out_data(git, tip, folder) if tip else scratch / "empty"
+        data = check_out_folder(git, tip, folder) if tip else scratch / "empty"
         data.mkdir(parents=True, exist_ok=True)
-        tree = _site_tree(git, build(data), tip, folder, site_folder)
+        tree = site_tree(git, build(data), tip, folder, site_folder)
         if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
             return None
         return tree, "torch-bench: rebuild the dashboard"
@@ -225,7 +252,7 @@ def edit_data(target: Target, credentials: Credentials | None, edit: DataEdit, m
     def prepare(git: Git, tip: str | None, scratch: Path):
         if tip is None:
             return None
-        edit(_check_out_data(git, tip, folder))
+        edit(check_out_folder(git, tip, folder))
         git.run("add", "--sparse", "-A", "--", folder or ".")
         if not git.run("status", "--porcelain", check=False).stdout.strip():
             return None
