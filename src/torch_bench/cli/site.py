@@ -20,6 +20,7 @@ from torch_bench.store.publish import publish_site
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target
 from torch_bench.store.retry import display_url
+from torch_bench.store.site_branch import publish_site_branch
 
 
 def register(subparsers) -> None:
@@ -50,6 +51,10 @@ def register(subparsers) -> None:
                                  "the Action's data-folder)")
     publishing.add_argument("--site-folder", default=".", metavar="FOLDER",
                             help="folder of the branch the site goes in (default: its root)")
+    publishing.add_argument("--site-branch", metavar="BRANCH",
+                            help="publish the site on this branch instead, as one commit that "
+                                 "replaces the branch each time so its history never grows; "
+                                 "the data branch is only read (docs/data-branch.md)")
     publishing.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME",
                             help="environment variable holding the token for HTTPS remotes")
     parser.add_argument("--baseline-branch", metavar="BRANCH",
@@ -140,7 +145,8 @@ def _warn_unknown_baseline(site: Path, branch: str) -> None:
 
 
 def handle_publish(args: argparse.Namespace) -> int:
-    """Build the site from the branch's data and commit it there (store/publish.py)."""
+    """Build the site from the branch's data and commit it there (store/publish.py), or
+    make it the one commit of --site-branch (store/site_branch.py)."""
     if args.data:
         raise UserError("--data: not used with --publish (the data comes from the branch)")
     remote = args.remote or default_remote(os.environ)
@@ -150,10 +156,17 @@ def handle_publish(args: argparse.Namespace) -> int:
         handle(argparse.Namespace(**{**vars(args), "publish": False, "data": str(data)}))
         return Path(args.out)
 
-    report = publish_site(target, credentials_for(remote, os.environ.get(args.token_env)),
-                          build, site_folder=args.site_folder,
-                          log=lambda line: print(line, file=sys.stderr))
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    credentials = credentials_for(remote, os.environ.get(args.token_env))
+    if args.site_branch:
+        report = publish_site_branch(target, args.site_branch, credentials, build,
+                                     site_folder=args.site_folder, log=log)
+    else:
+        report = publish_site(target, credentials, build, site_folder=args.site_folder,
+                              log=log)
     print(f"site: {'published' if report.commit else 'already up to date'} on "
-          f"{display_url(remote)} (branch {args.branch}, folder {args.site_folder})",
-          file=sys.stderr)
+          f"{display_url(remote)} (branch {args.site_branch or args.branch}, folder "
+          f"{args.site_folder})", file=sys.stderr)
     return 0

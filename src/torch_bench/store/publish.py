@@ -5,7 +5,8 @@ The dashboard lives at the branch root (GitHub Pages serves it), or in a sub-fol
 and the data folder beside it. Publishing replaces the files of the previous dashboard (and
 only those: site_files.py) in one commit on top of the tip; if another writer pushed first,
 it starts over from the new tip, rebuilding the site from the data as it now is. The data
-folder and every file the dashboard did not write are carried over unchanged.
+folder and every file the dashboard did not write are carried over unchanged. (A dashboard
+on a branch of its own, replaced rather than added to: site_branch.py.)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -102,6 +102,14 @@ def plan_site_change(tip: Mapping[str, Entry], site: Mapping[str, Entry], site_f
                             if path in tip and path not in writes
                             and not _inside(path, data_folder)))
     return SiteChange(writes, removals)
+
+
+def files_outside(tip: Iterable[str], owned: set[str], site_folder: str) -> list[str]:
+    """The files of a branch (full paths) that its dashboard's manifest in `site_folder`
+    does not list (`owned`: the manifest's paths, relative to the site folder), the manifest
+    itself aside: what replacing the branch by a new dashboard alone would delete."""
+    listed = {site_path(site_folder, path) for path in owned | {MANIFEST}}
+    return sorted(path for path in tip if path not in listed)
 
 
 def _folders_of(tip: Mapping[str, Entry]) -> set[str]:
