@@ -201,3 +201,36 @@ def test_a_site_whose_data_commit_cannot_be_found_is_replaced(tmp_path):
     assert report.commit and data_commit_of(remote) == git(remote, "rev-parse",
                                                            "benchmark-data")
 
+
+def test_the_site_branch_input_is_checked_and_is_never_the_data_branch():
+    from torch_bench.action.inputs import SITE_INPUTS, read_inputs
+
+    assert read_inputs({})["site-branch"] == ""
+    chosen = read_inputs({"TB_SITE_BRANCH": "gh-pages", "TB_DATA_BRANCH": "benchmark-data"})
+    assert (chosen["site-branch"], chosen["data-branch"]) == ("gh-pages", "benchmark-data")
+    with pytest.raises(UserError, match=re.escape("Invalid value for 'site-branch' input: "
+                                                  "'a..b'")):
+        read_inputs({"TB_SITE_BRANCH": "a..b"})
+    for table in ({}, {"table": SITE_INPUTS}):
+        with pytest.raises(UserError, match="'site-branch' input: 'gh-pages' is the "
+                                            "'data-branch' input too"):
+            read_inputs({"TB_SITE_BRANCH": "gh-pages"}, **table)
+
+
+def test_the_dashboard_sub_action_publishes_on_the_site_branch(tmp_path):
+    from torch_bench.action.pipeline import run_site
+
+    remote = bare(tmp_path)
+    target = data_target(remote)
+    store_runs(write_history(tmp_path / "history"), target)
+    data_tip = git(remote, "rev-parse", "benchmark-data")
+    outputs = tmp_path / "outputs"
+    outputs.write_text("")
+    assert run_site({"TB_DATA_REMOTE": str(remote), "TB_DATA_BRANCH": "benchmark-data",
+                     "TB_SITE_BRANCH": "gh-pages", "TB_OUTPUT_DIR": str(tmp_path / "out"),
+                     "GITHUB_OUTPUT": str(outputs), "GITHUB_REPOSITORY": "octo/bench"}) == 0
+    assert "index.html" in files_at(remote) and git(remote, "rev-list", "--count",
+                                                    "gh-pages") == "1"
+    assert git(remote, "rev-parse", "benchmark-data") == data_tip
+    assert not any(f.endswith(".html") for f in files_at(remote, "benchmark-data"))
+    assert "dashboard-url=https://octo.github.io/bench/\n" in outputs.read_text()

@@ -98,6 +98,10 @@ def _branch(text: str) -> str:
     return text
 
 
+def _optional_branch(text: str) -> str:
+    return _branch(text) if text else text  # empty: not used
+
+
 def _folder(text: str) -> str:
     parts = text.strip("/").split("/")
     if any(p in ("", ".", "..") for p in parts):
@@ -157,6 +161,7 @@ INPUTS: tuple[Input, ...] = (
     Input("push", _tristate, "auto"),
     Input("build-site", _tristate, "auto"),
     Input("site-folder", _site_folder, "."),
+    Input("site-branch", _optional_branch, ""),
     Input("comment", _choice("always", "on-regression", "never"), "always"),
     Input("min-effect", _fraction, "0.02"),
     Input("false-alarm-rate", _open_fraction, "0.01"),
@@ -201,7 +206,7 @@ def _with_config(values: dict[str, Any]) -> None:
 SITE_INPUTS: tuple[Input, ...] = tuple(
     spec for spec in INPUTS
     if spec.name in ("data-branch", "data-folder", "data-repository", "data-remote",
-                     "site-folder", "output-dir"))
+                     "site-folder", "site-branch", "output-dir"))
 
 COMMENT_INPUTS: tuple[Input, ...] = (
     Input("report-dir", _text, "pr-report"),
@@ -228,6 +233,17 @@ class ActionInputs:
         return self.values[name]
 
 
+def _check_site_branch(values: Mapping[str, Any]) -> None:
+    """A site branch is replaced on every publish: it cannot be the data branch."""
+    if values["site-branch"] and values["site-branch"] == values["data-branch"]:
+        raise UserError(
+            f"Invalid value for 'site-branch' input: {values['site-branch']!r} is the "
+            f"'data-branch' input too; each publish replaces the site branch by one commit "
+            f"holding only the dashboard, which would delete the data. Keep the data on a "
+            f"branch of its own (e.g. data-branch: benchmark-data), or leave site-branch "
+            f"empty to publish the dashboard on the data branch")
+
+
 def read_inputs(environ: Mapping[str, str],
                 table: tuple[Input, ...] = INPUTS) -> ActionInputs:
     values = {}
@@ -239,6 +255,8 @@ def read_inputs(environ: Mapping[str, str],
             raise UserError(f"Invalid value for '{spec.name}' input: {raw!r} ({exc})") from None
     if table is INPUTS:
         _with_config(values)
+    if "site-branch" in values:
+        _check_site_branch(values)
     if table is INPUTS and values["partition-id"] >= values["total-partitions"]:
         raise UserError(f"Invalid value for 'partition-id' input: {values['partition-id']} "
                         f"(must be below total-partitions, {values['total-partitions']})")

@@ -12,7 +12,8 @@
                `compact-after` months into monthly archives, when asked
     bisect   = on a push that regressed, when asked: the first bad commit since the previous
                stored run (job summary, and a note of the stored run for the dashboard)
-    publish  = rebuild the dashboard on the data branch (when results were stored)
+    publish  = rebuild the dashboard on the data branch, or as the one commit of
+               `site-branch` (when results were stored)
     comment  = one PR comment, updated in place (fork PRs: a report file instead)
 """
 
@@ -68,7 +69,7 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
                            bisect_stage.found_note(results, paths.verdicts, paths.root))
     if inputs["build-site"] == "true" or (inputs["build-site"] == "auto" and pushed):
         stages.publish(target, creds, paths, inputs["site-folder"],
-                       stages.site_cache(environ))
+                       stages.site_cache(environ), inputs["site-branch"])
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
 
     stages.write_outputs({
@@ -85,7 +86,7 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
     target = stages.data_target(inputs, environ)
     stages.publish(target, stages.credentials(target, environ),
                    stages.Paths(Path(inputs["output-dir"]).resolve()), inputs["site-folder"],
-                   stages.site_cache(environ))
+                   stages.site_cache(environ), inputs["site-branch"])
     url = read_context(environ).dashboard_url(inputs["site-folder"])
     stages.write_outputs({"dashboard-url": url}, environ)
     return 0

@@ -30,6 +30,7 @@ from torch_bench.store.git import Credentials
 from torch_bench.store.publish import checkout_data, edit_data, publish_site
 from torch_bench.store.reader import RunFilter, load_history
 from torch_bench.store.remote import Target, store_runs
+from torch_bench.store.site_branch import publish_site_branch
 
 
 def cli(*args: str) -> int:
@@ -315,7 +316,9 @@ def site_cache(environ: Mapping[str, str]) -> Path | None:
 
 
 def publish(target: Target, creds: Credentials | None, paths: Paths,
-            site_folder: str = ".", cache: Path | None = None) -> None:
+            site_folder: str = ".", cache: Path | None = None, site_branch: str = "") -> None:
+    """Rebuild the dashboard: in `site_folder` of the data branch, or with `site_branch`, as
+    the one commit of that branch (store/site_branch.py)."""
     def build(data: Path) -> Path:
         cli("site", "--data", data, "--out", paths.site,
             *(("--cache", cache) if cache is not None else ()))
@@ -324,10 +327,16 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
         shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
         return paths.site
 
-    report = publish_site(target, creds, build, site_folder=site_folder,
-                          log=lambda line: print(line, file=sys.stderr))
-    print("dashboard " + ("published" if report.commit else "already up to date"),
-          file=sys.stderr)
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    if site_branch:
+        report = publish_site_branch(target, site_branch, creds, build,
+                                     site_folder=site_folder, log=log)
+    else:
+        report = publish_site(target, creds, build, site_folder=site_folder, log=log)
+    print("dashboard " + ("published" if report.commit else "already up to date")
+          + (f" on {site_branch}" if site_branch else ""), file=sys.stderr)
 
 
 def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name: str,
