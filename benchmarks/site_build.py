@@ -30,7 +30,11 @@ build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
 With --git-growth: the data branch as a git repository (compacted data and the published
 site), then --commits runs each stored, built and committed: the packed history's growth
-per run, the files each commit changes, the site's size and the update's time.
+per run, the files each commit changes, the site's size and the update's time. With
+--site-branch as well, the same history again as the Action's site-branch input keeps it: the
+data alone on its branch of a bare remote and the dashboard published by the library as the
+one commit of gh-pages, replaced each time: both branches' packed sizes and growth per run,
+the repository's after gc, the site branch's commit count and the publish's time.
 With --scale: per RUNSxBENCHMARKS size, one process per size: a data folder on disk as a
 busy repository has it (every month but the newest compacted into an archive, samples kept),
 `torch-bench site` building it in full into a fresh folder, the update after one new run
@@ -43,6 +47,7 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --git-growth 300x1000 [--commits 10]
+        [--site-branch]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
         [--keep FOLDER]
@@ -792,15 +797,104 @@ def git_growth_row(runs: int, benchmarks: int, commits: int) -> str:
             f"{site_mb:>8.1f} {sum(update_s) / commits:>9.1f}")
 
 
-def print_git_growth(sizes: list[str], commits: int) -> None:
+def branch_bytes(repo: Path, branch: str) -> int:
+    """Bytes of the pack a clone of `branch` alone receives (after gc, its deltas reused)."""
+    return len(subprocess.run(["git", "-C", str(repo), "pack-objects", "--revs", "--stdout",
+                               "-q"], input=f"refs/heads/{branch}\n".encode(),
+                              capture_output=True, check=True).stdout)
+
+
+def site_branch_sizes(remote: Path) -> tuple[int, int, int]:
+    """(data branch, site branch, whole repository) packed, after `git gc --prune=now`: the
+    sites an orphan commit replaced are unreachable, so pruned, and no clone receives them."""
+    total = packed_bytes(remote)
+    return branch_bytes(remote, "benchmark-data"), branch_bytes(remote, "gh-pages"), total
+
+
+def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
+    """The same history with the data alone on its branch of a bare remote and the dashboard
+    published by `publish_site_branch` (store/site_branch.py) as the one commit of gh-pages:
+    `runs` runs and their site, then `commits` runs each committed and pushed to the data
+    branch (the run file only, as git_growth_row does) and published; what each branch and
+    the repository grow by per run, packed."""
+    from torch_bench.store.remote import Target
+    from torch_bench.store.site_branch import publish_site_branch
+
+    work = Path(tempfile.mkdtemp(prefix="site-branch-"))
+    try:
+        remote, data, cache = work / "remote.git", work / "data", work / "cache"
+        git(work, "init", "-q", "--bare", str(remote))
+        git(remote, "config", "uploadpack.allowFilter", "true")  # partial fetches, as GitHub
+        made = synthetic_runs(runs + commits, benchmarks=benchmarks)
+        write_compacted_folder(itertools.islice(made, runs), data / "benchmarks")
+        git(data, "init", "-q", "-b", "benchmark-data")
+        git(data, "add", "-A")
+        git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
+        git(data, "push", "-q", str(remote), "benchmark-data")
+        target = Target(str(remote), "benchmark-data", "benchmarks")
+        sites, build_s = itertools.count(), []
+
+        def build(folder: Path) -> Path:
+            out = work / f"site-{next(sites)}"
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "torch_bench", "site", "--data", str(folder),
+                            "--out", str(out), "--cache", str(cache)], check=True,
+                           capture_output=True)
+            build_s.append(time.perf_counter() - started)
+            return out
+
+        def publish() -> float:
+            started = time.perf_counter()
+            if publish_site_branch(target, "gh-pages", None, build).commit is None:
+                raise SystemExit("site-branch: a publish pushed nothing")
+            for site in work.glob("site-*"):
+                shutil.rmtree(site)
+            return time.perf_counter() - started
+
+        publish()
+        before = site_branch_sizes(remote)
+        build_s.clear()
+        publish_s = []
+        for run in made:
+            path = data / "benchmarks" / run_path(run)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
+            git(data, "add", "-A")
+            git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "run")
+            git(data, "push", "-q", str(remote), "benchmark-data")
+            publish_s.append(publish())
+        after = site_branch_sizes(remote)
+        site_commits = int(git(remote, "rev-list", "--count", "gh-pages"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    data_mb, site_mb, total_mb = (size / 2**20 for size in before)
+    per_run = [(a - b) / commits / 2**20 for a, b in zip(after, before, strict=True)]
+    return (f"{runs:>6} {benchmarks:>6} {data_mb:>8.1f} {per_run[0]:>11.2f} "
+            f"{after[1] / 2**20:>8.1f} {per_run[1]:>11.2f} {total_mb:>8.1f} {per_run[2]:>11.2f} "
+            f"{site_commits:>8} {sum(publish_s) / commits:>10.1f} "
+            f"{sum(build_s) / commits:>8.1f}")
+
+
+def print_git_growth(sizes: list[str], commits: int, site_branch: bool = False) -> None:
     print(f"data branch in git: history as compacted data plus its site, then {commits} runs "
           f"each stored, built (`torch-bench site --cache` outside the branch) and committed; "
           f"'packed': after git gc, as a clone receives it")
     print(f"{'runs':>6} {'bench':>6} {'packed MB':>10} {'MB per run':>12} {'files/run':>10} "
           f"{'site MB':>8} {'update s':>9}", flush=True)
-    for size in sizes:
-        runs, benchmarks = (int(part) for part in size.lower().split("x"))
+    parsed = [tuple(int(part) for part in size.lower().split("x")) for size in sizes]
+    for runs, benchmarks in parsed:
         print(git_growth_row(runs, benchmarks, commits), flush=True)
+    if not site_branch:
+        return
+    print(f"\nthe same with site-branch: the data alone on benchmark-data, the dashboard the one "
+          f"commit of gh-pages, replaced by each of the {commits} publishes (a bare remote; "
+          f"'packed': what a clone of that branch receives, after gc; 'repo': every branch, "
+          f"the replaced sites pruned); 'publish s' is the whole publish, 'build s' its build")
+    print(f"{'runs':>6} {'bench':>6} {'data MB':>8} {'data MB/run':>11} {'site MB':>8} "
+          f"{'site MB/run':>11} {'repo MB':>8} {'repo MB/run':>11} {'commits':>8} "
+          f"{'publish s':>10} {'build s':>8}", flush=True)
+    for runs, benchmarks in parsed:
+        print(site_branch_row(runs, benchmarks, commits), flush=True)
 
 
 def main() -> None:
@@ -831,6 +925,9 @@ def main() -> None:
                         help="the data branch's git history per published run")
     parser.add_argument("--commits", type=int, default=10,
                         help="with --git-growth: runs published one by one (default 10)")
+    parser.add_argument("--site-branch", action="store_true",
+                        help="with --git-growth: the same history again with the dashboard "
+                             "published on a branch of its own (site-branch), side by side")
     parser.add_argument("--keep", metavar="FOLDER", default="",
                         help="with --scale: make the data folders in FOLDER, or reuse them")
     parser.add_argument("--scale-row", nargs=4, help=argparse.SUPPRESS)
@@ -841,7 +938,7 @@ def main() -> None:
     if args.scale:
         return print_scale(args.scale, args.window, args.keep)
     if args.git_growth:
-        return print_git_growth(args.git_growth, args.commits)
+        return print_git_growth(args.git_growth, args.commits, args.site_branch)
     if args.layout:
         return print_layout(args.layout)
     if args.page_cost:
