@@ -31,18 +31,32 @@ def test_stops_early_when_spread_is_small():
     assert all(s >= 2.0 for s in timing.samples_ms)
 
 
+class AlternatingClock:
+    """Reads 2 ms and 8 ms in turn, however long the calls really took: samples whose spread
+    never settles, whatever the machine's load does to real sleeps."""
+
+    name = "wall"
+
+    def __init__(self) -> None:
+        self.stops = 0
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> float:
+        self.stops += 1
+        return 2.0 if self.stops % 2 else 8.0
+
+
 def test_time_budget_ends_a_noisy_measurement():
-    state = {"i": 0}
-
-    def noisy():
-        state["i"] += 1
-        time.sleep(0.001 if state["i"] % 2 else 0.004)
-
     started = time.perf_counter()
-    timing = measure(noisy, TimingPolicy(warmup=0, min_repeats=5, max_repeats=10_000,
-                                         max_time_s=0.3, target_rel_iqr=0.01))
+    timing = measure(lambda: time.sleep(0.002),
+                     TimingPolicy(warmup=0, min_repeats=5, max_repeats=10_000, max_time_s=0.3,
+                                  target_rel_iqr=0.01), clock=AlternatingClock())
     assert timing.stop_reason == "time"
-    assert time.perf_counter() - started < 2
+    assert timing.number == 1
+    assert 5 <= len(timing.samples_ms) < 10_000
+    assert time.perf_counter() - started < 5
 
 
 def test_setup_runs_untimed_before_each_call():
