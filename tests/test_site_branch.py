@@ -13,28 +13,15 @@ import pytest
 
 from site_history import write_history
 from test_site_size import error_lines
-from test_store_publish import a_run, bare, commit_files, files_at
+from test_store_publish import a_run, bare, commit_files, files_at, site_builder
 from torch_bench.errors import UserError
 from torch_bench.store.publish import publish_site
-from torch_bench.store.reader import load_history
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.retry import RetryPolicy
 from torch_bench.store.site_branch import publish_site_branch
 from torch_bench.store.site_files import ForeignFiles
 
 FAST = RetryPolicy(attempts=3, base_delay=0.01)
-
-
-def site_builder(tmp_path: Path, seen: list):
-    """A one-page site saying how many runs it was built from, each build in a new folder."""
-    def build(data: Path) -> Path:
-        seen.append(len(load_history(data).runs))
-        site = tmp_path / f"site-{len(list(tmp_path.glob('site-*')))}"
-        site.mkdir()
-        (site / "index.html").write_text(f"<p>{seen[-1]} runs</p>")
-        (site / ".nojekyll").write_text("")
-        return site
-    return build
 
 
 def git(remote: Path, *args: str) -> str:

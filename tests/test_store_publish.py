@@ -1,6 +1,7 @@
 """Publishing the dashboard beside the data on a real bare repository, and reading it back."""
 
 import subprocess
+from pathlib import Path
 
 from torch_bench.results.schema import measured, new_run
 from torch_bench.store.publish import checkout_data, publish_site
@@ -25,10 +26,11 @@ def files_at(remote, branch="gh-pages"):
     return set(listed.split())
 
 
-def site_builder(tmp_path, seen):
-    def build(data):
+def site_builder(tmp_path: Path, seen: list):
+    """A one-page site saying how many runs it was built from, each build in a new folder."""
+    def build(data: Path) -> Path:
         seen.append(len(load_history(data).runs))
-        site = tmp_path / f"site{len(seen)}"
+        site = tmp_path / f"site-{len(list(tmp_path.glob('site-*')))}"
         site.mkdir()
         (site / "index.html").write_text(f"<p>{seen[-1]} runs</p>")
         (site / ".nojekyll").write_text("")
