@@ -221,3 +221,34 @@ def test_the_dashboard_sub_action_publishes_on_the_site_branch(tmp_path):
     assert git(remote, "rev-parse", "benchmark-data") == data_tip
     assert not any(f.endswith(".html") for f in files_at(remote, "benchmark-data"))
     assert "dashboard-url=https://octo.github.io/bench/\n" in outputs.read_text()
+
+
+def test_a_site_pushed_between_our_last_read_and_our_push_is_not_overwritten(tmp_path,
+                                                                             monkeypatch):
+    """The lease: another writer's newer site lands after this publish last read the branch
+    and before its push; the push is refused, and the next attempt keeps that site."""
+    from torch_bench.store import site_branch
+
+    remote = bare(tmp_path)
+    target = data_target(remote)
+    store_runs([a_run(1.0)], target)
+    publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, []))
+    store_runs([a_run(2.0)], target)
+    real_push, newer = site_branch.push_commit, []
+
+    def push_after_another_writer(*args, **kwargs):
+        if not newer:
+            newer.append("pushing")
+            store_runs([a_run(3.0)], target)
+            newer[0] = publish_site_branch(target, "gh-pages", None,
+                                           site_builder(tmp_path, [])).commit
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(site_branch, "push_commit", push_after_another_writer)
+    said, seen = [], []
+    report = publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, seen), FAST,
+                                 log=said.append, sleep=lambda s: None)
+    assert newer[0] and any("lost a race" in line for line in said)
+    assert report.attempts == 2 and seen == [2, 3]
+    assert data_commit_of(remote) == git(remote, "rev-parse", "benchmark-data")
+    assert git(remote, "rev-list", "--count", "gh-pages") == "1"
