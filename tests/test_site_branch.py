@@ -146,11 +146,26 @@ def test_a_site_branch_holding_files_of_others_is_refused_before_building(tmp_pa
     remove_folder(remote, "gh-pages", "benchmarks", tmp_path)
     report = publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, seen))
     assert report.commit and git(remote, "rev-list", "--count", "gh-pages") == "1"
-    # A file added on top of the site's commit (a CNAME) would be deleted: refused.
-    commit_files(remote, {"CNAME": "bench.example.com\n"}, tmp_path)
-    with pytest.raises(ForeignFiles, match="CNAME"):
+    # A file added on top of the site's commit would be deleted: refused.
+    commit_files(remote, {"notes.txt": "mine\n"}, tmp_path)
+    with pytest.raises(ForeignFiles, match="notes.txt"):
         publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, seen))
-    assert "CNAME" in files_at(remote)
+    assert "notes.txt" in files_at(remote)
+
+
+def test_the_custom_domain_pages_writes_onto_the_site_branch_is_kept(tmp_path):
+    remote = bare(tmp_path)
+    target = data_target(remote)
+    store_runs([a_run(1.0)], target)
+    publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, []))
+    # Setting a custom domain, GitHub Pages commits a CNAME onto the branch it serves.
+    commit_files(remote, {"CNAME": "bench.example.com\n"}, tmp_path)
+    for value in (2.0, 3.0):
+        store_runs([a_run(value)], target)
+        report = publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, []))
+        assert report.commit and git(remote, "rev-list", "--count", "gh-pages") == "1"
+        assert git(remote, "show", "gh-pages:CNAME") == "bench.example.com"
+        assert data_commit_of(remote) == git(remote, "rev-parse", "benchmark-data")
 
 
 def remove_folder(remote: Path, branch: str, folder: str, tmp_path: Path) -> None:

@@ -14,9 +14,11 @@ A publish whose data is older than that of the site already there (the site's da
 descends from ours on the data branch) pushes nothing; when that cannot be decided (the
 commit is no longer on the data branch), it publishes.
 
-A site branch whose tip holds files the dashboard did not write (a `CNAME`, the data of a
-branch that used to hold both) is refused and nothing is pushed, since the new commit would
-delete them; unless its tip is a commit of this publish, which holds nothing else.
+A site branch whose tip holds files the dashboard did not write (the data of a branch that
+used to hold both, pages of your own) is refused and nothing is pushed, since the new commit
+would delete them; unless its tip is a commit of this publish, which holds nothing else. The
+one exception is what GitHub Pages itself writes onto the branch it serves (`CNAME`, for a
+custom domain): carried into each new commit as it is.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ from torch_bench.store.site_files import (
 
 DATA_BRANCH, DATA_COMMIT = "Data-Branch", "Data-Commit"
 _TRAILER = re.compile(rf"^({DATA_BRANCH}|{DATA_COMMIT}): (\S+)$", re.MULTILINE)
+# Written onto the branch it serves by GitHub Pages itself (a custom domain), at the root of
+# the site folder: carried into each new commit unchanged.
+PAGES_FILES = ("CNAME",)
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # What git refuses in a branch name (git check-ref-format), checked before anything is built.
 _NOT_A_BRANCH = re.compile(r"^$|^[-/.]|\.\.|@\{|//|/\.|[\x00-\x20\x7f~^:?*\[\\]|[/.]$|"
@@ -67,6 +72,7 @@ class SiteTip:
     tree: str
     ours: bool  # made by this publish: its message carries the Data-Commit trailer
     data_commit: str | None  # the data commit it was built from, when ours and known
+    carried: tuple[str, ...] = ()  # PAGES_FILES it holds, to be kept in the next commit
 
 
 def site_message(data_branch: str, data_commit: str | None) -> str:
@@ -108,16 +114,17 @@ def read_site_tip(git: Git, site: Target, site_folder: str) -> SiteTip | None:
     if tip is None:
         return None
     found = trailers(git.out("log", "-1", "--format=%B", tip))
+    files = tree_entries(git, tip)
+    carried = tuple(name for name in PAGES_FILES if site_path(site_folder, name) in files)
     if DATA_COMMIT not in found:
-        files = tree_entries(git, tip)
         manifest = site_path(site_folder, MANIFEST)
         owned = decode_manifest(blob(git, tip, manifest)) if manifest in files else set()
-        outside = files_outside(files, owned, site_folder)
+        outside = files_outside(files, owned | set(carried), site_folder)
         if outside:
             raise ForeignFiles(_refusal(site.branch, outside))
     data = found.get(DATA_COMMIT, "")
     return SiteTip(tip, git.out("rev-parse", f"{tip}^{{tree}}"), DATA_COMMIT in found,
-                   data if _COMMIT_ID.fullmatch(data) else None)
+                   data if _COMMIT_ID.fullmatch(data) else None, carried)
 
 
 def descends(git: Git, data: Target, commit: str, ancestor: str) -> bool | None:
@@ -162,8 +169,11 @@ def publish_site_branch(target: Target, site_branch: str, credentials: Credentia
         read_site_tip(git, site, site_folder)  # refuses a branch of others before building
         data = check_out_folder(git, data_tip, folder) if data_tip else scratch / "empty"
         data.mkdir(parents=True, exist_ok=True)
-        tree = site_tree(git, build(data), None, "", site_folder)
+        built = build(data)
         there = read_site_tip(git, site, site_folder)  # another writer may have published
+        for name in there.carried if there else ():
+            (built / name).write_bytes(blob(git, there.commit, site_path(site_folder, name)))
+        tree = site_tree(git, built, None, "", site_folder)
         if built_from_newer(git, target, data_tip, there):
             log(f"the dashboard on {site_branch} was built from newer data "
                 f"({there.data_commit[:12]}); it is kept")
