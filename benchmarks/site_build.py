@@ -596,6 +596,8 @@ def page_stage_costs(model) -> dict[str, float]:
     from torch_bench.redact import scrub
     from torch_bench.render import data as site_data
     from torch_bench.render import pages, plan, trends, writer
+    from torch_bench.render.chunk_memo import ChunkMemo, all_chunks
+    from torch_bench.render.content_key import run_digests
     from torch_bench.render.markers import env_changes
     from torch_bench.render.noise_band import noise_band
 
@@ -610,7 +612,9 @@ def page_stage_costs(model) -> dict[str, float]:
     env = writer.template_environment()
     nav = {"suites": [], "baseline_branch": model.baseline_branch}
     base = model.baseline_branch
-    chunks = plan.pack_layout(model.series, plan.environment_memo())[1]  # the head: after them
+    memo = ChunkMemo(None, run_digests(model.runs))
+    chunks = plan.pack_layout(model.series, all_chunks(model.series, memo,
+                                                       plan.environment_codes))[1]
     for s in model.series:
         band = timed("noise band", lambda s=s: noise_band(s, base, []))
         context = timed("page context (chart included)", lambda s=s, band=band:

@@ -79,7 +79,8 @@ def assert_same_as_fresh(data: Path, updated: Path, tmp_path: Path, capsys,
     fresh = tmp_path / "fresh"
     site(data, fresh, capsys)
     row_files = {f"{paths.BUILD_CACHE_DIR}/{name}" for name in CACHE_NAMES}
-    kept_apart = row_files | {f"{paths.BUILD_CACHE_DIR}/changepoints.json"}
+    kept_apart = row_files | {f"{paths.BUILD_CACHE_DIR}/{name}"
+                              for name in ("changepoints.json", "chunks.json")}
     expected = {path: content for path, content in tree(fresh).items()
                 if path not in (row_files if cache_inside else kept_apart)}
     assert {path: content for path, content in tree(updated).items()
@@ -196,7 +197,7 @@ def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
                  "--cache", str(cache)]) == 0
     assert "read 30 data files, 0 from the cache" in capsys.readouterr().err
     assert sorted(p.name for p in cache.iterdir()) == sorted(
-        [*CACHE_NAMES, "changepoints.json"])
+        [*CACHE_NAMES, "changepoints.json", "chunks.json"])
     assert not (tmp_path / "site1" / paths.BUILD_CACHE_DIR / ROWS_NAME).exists()
     second = tmp_path / "clone2"
     git(tmp_path, "clone", "-q", str(origin), str(second))

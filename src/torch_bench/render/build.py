@@ -30,6 +30,7 @@ from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"
 MEMO_NAME = "changepoints.json"  # in the build-cache folder (paths.CHANGE_POINT_MEMO)
+CHUNK_MEMO_NAME = "chunks.json"  # in the build-cache folder (paths.CHUNK_MEMO)
 # 0: change points are searched in the whole history (a positive N: the newest N runs only).
 CHANGE_POINT_WINDOW = 0
 
@@ -60,6 +61,16 @@ def remembering_finder(cache: Path) -> tuple[ChangePointFinder, Callable[[], Any
     if many is not None:  # every benchmark's new points searched in one batched call
         finder.many = lambda histories: many(histories, memo)  # type: ignore[attr-defined]
     return finder, memo.kept
+
+
+def read_chunk_memo(path: Path) -> dict[str, Any] | None:
+    """The stored chunk memo (render/chunk_memo.py checks what it holds); None when missing
+    or unreadable."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored if isinstance(stored, dict) else None
 
 
 def read_memo(path: Path) -> dict[str, list[int]]:
@@ -93,17 +104,20 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
         remembered = remembering_finder(cache_dir or Path(out) / paths.BUILD_CACHE_DIR)
     if remembered is not None:
         finder = remembered[0]
+    memo_folder = cache_dir or Path(out) / paths.BUILD_CACHE_DIR
     plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None,
-                     notes)
+                     notes, read_chunk_memo(memo_folder / CHUNK_MEMO_NAME))
     progress("change points searched")
     memo = remembered[1]() if remembered is not None else None
     if cache_dir is None:
         extra = [(paths.CHANGE_POINT_MEMO, memo)] if memo is not None else []
+        extra.append((paths.CHUNK_MEMO, plan.chunk_memo))
         return write_site(plan, extra, out, progress, keep, moved, carried, size_limit, jobs)
     site = write_site(plan, [], out, progress, keep, size_limit=size_limit, jobs=jobs)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if memo is not None:
         write_bytes_atomic(cache_dir / MEMO_NAME, json_bytes(memo))
+    write_bytes_atomic(cache_dir / CHUNK_MEMO_NAME, json_bytes(plan.chunk_memo))
     for name, file in (moved or {}).items():
         os.replace(file, cache_dir / name)
     return site

@@ -98,25 +98,32 @@ def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
                                  "q1": pts.q1, "q3": pts.q3, "env": env[span]})
 
 
-def chunk_lengths(series: Series, env: np.ndarray) -> list[int]:
-    """The length of each complete chunk's segment (what `chunk_segment` makes), cheaply."""
-    whole = complete_chunks(series) * CHUNK_POINTS
-    pts = series.points[:whole]
+def chunk_lengths(series: Series, env: np.ndarray, first: int = 0) -> list[int]:
+    """The length of each complete chunk's segment from chunk `first` on (what
+    `chunk_segment` makes), cheaply."""
+    span = slice(first * CHUNK_POINTS, complete_chunks(series) * CHUNK_POINTS)
+    pts = series.points[span]
     return packs.segment_lengths({"run": pts.run, "n": pts.n, "median": pts.median,
-                                  "q1": pts.q1, "q3": pts.q3, "env": env[:whole]},
+                                  "q1": pts.q1, "q3": pts.q3, "env": env[span]},
                                  CHUNK_POINTS).tolist()
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
     """Per point, its environment's position in the list of the series' environments (in
-    order of first appearance), and that list."""
+    order of first appearance), and that list. Worked out once per Points object."""
+    return points.derived("environment_index", lambda: _environment_index(points))
+
+
+def _environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
     run_codes, environments = points.table.environment
     codes = run_codes[points.run]
     distinct, first_seen = np.unique(codes, return_index=True)
     ordered = distinct[np.argsort(first_seen)]
     renumber = np.zeros(len(environments) or 1, np.int32)
     renumber[ordered] = np.arange(len(ordered), dtype=np.int32)
-    return renumber[codes], [environments[c] for c in ordered.tolist()]
+    numbered = renumber[codes]
+    numbered.flags.writeable = False  # shared by every caller (Points.derived)
+    return numbered, [environments[c] for c in ordered.tolist()]
 
 
 def head_points(pts: Points, env: np.ndarray) -> dict[str, Any]:

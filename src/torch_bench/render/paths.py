@@ -23,6 +23,7 @@ TRAINING_DATA = f"{JSON_DIR}/training.json"
 BUILD_CACHE_DIR = ".torch-bench-cache"
 CHANGE_POINT_MEMO = f"{BUILD_CACHE_DIR}/changepoints.json"
 RENDER_KEYS = f"{BUILD_CACHE_DIR}/render-keys.json"  # content key of each benchmark's files
+CHUNK_MEMO = f"{BUILD_CACHE_DIR}/chunks.json"  # digests and lengths of history chunks
 
 
 def suite_page(suite: str) -> str:

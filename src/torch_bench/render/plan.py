@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from torch_bench.render import data, packs, pages, paths, trends
+from torch_bench.render.chunk_memo import ChunkMemo, Chunks, all_chunks
 from torch_bench.render.content_key import (
-    chunk_digests,
     hash_arrays,
     run_digests,
     series_key,
@@ -62,11 +62,14 @@ class SitePlan:
     # one per benchmark (its page, head and trend files), per packed chunk file and per
     # RUN_CHUNK runs (their run table and values pack)
     groups: tuple[KeyedGroup, ...] = ()
+    chunk_memo: Mapping[str, Any] | None = None  # to keep for the next build (chunk_memo.py)
 
 
 def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
-              change_point_window: int | None = None, notes: Notes | None = None) -> SitePlan:
-    """`notes`: the data folder's run notes (store/notes.py), shown at change points."""
+              change_point_window: int | None = None, notes: Notes | None = None,
+              chunk_memo: Mapping[str, Any] | None = None) -> SitePlan:
+    """`notes`: the data folder's run notes (store/notes.py), shown at change points.
+    `chunk_memo`: what the previous build kept of the history chunks (chunk_memo.py)."""
     notes = notes or {}
     marks = all_change_marks(model.series, model.baseline_branch, finder, change_point_window)
     bands = {s.key: noise_band(s, model.baseline_branch, marks[s.key]) for s in model.series}
@@ -88,10 +91,10 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
             **pages.suite_context(model, suite, bands),
             "trends": [c for c in cards if c.series.suite == suite]})
     digests = run_digests(model.runs)
-    env_of = environment_memo()
-    pack_members, chunk_entries = pack_layout(model.series, env_of)
-    chunk_keys = {s.key: chunk_digests(s.points, digests, env_of(s), data.CHUNK_POINTS)
-                  for s in model.series}
+    memo = ChunkMemo(chunk_memo, digests)
+    series_chunks = all_chunks(model.series, memo, environment_codes)
+    pack_members, chunk_entries = pack_layout(model.series, series_chunks)
+    chunk_keys = {key: chunks.digests for key, chunks in series_chunks.items()}
     groups = []
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
@@ -110,7 +113,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
                                                    bands[series.key],
                                                    siblings.get(series.key, {}), nav, chunks,
                                                    run_tables, notes)))
-    groups.extend(pack_groups(pack_members, env_of, chunk_keys))
+    groups.extend(pack_groups(pack_members, chunk_keys))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
     data_files.append((paths.TRAINING_DATA, training))
@@ -118,7 +121,7 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     data_files.append((paths.RUNS_INDEX, data.runs_payload(model)))
     data_files.append((paths.BENCHMARKS_INDEX, data.benchmarks_payload(model, bands)))
     page(paths.COMPARE_PAGE, "compare.html", pages.compare_context(model, bands))
-    return SitePlan(tuple(site_pages), tuple(data_files), tuple(groups))
+    return SitePlan(tuple(site_pages), tuple(data_files), tuple(groups), memo.kept())
 
 
 def notes_of(series: Series, marks: Sequence[ChangeMark], notes: Notes) -> list:
@@ -152,41 +155,29 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 
 
-EnvOf = Callable[[Series], np.ndarray]  # a series' data.environment_index codes
-
-
-def environment_memo() -> EnvOf:
-    """data.environment_index of a series' points, computed once per series key."""
-    environments: dict[str, np.ndarray] = {}
-
-    def env_of(series: Series) -> np.ndarray:
-        if series.key not in environments:
-            environments[series.key] = data.environment_index(series.points)[0]
-        return environments[series.key]
-    return env_of
+def environment_codes(series: Series) -> np.ndarray:
+    """data.environment_index codes of a series' points."""
+    return data.environment_index(series.points)[0]
 
 
 PackMembers = dict[tuple[int, int], list[Series]]  # (bucket, chunk) -> series, in pack order
 
 
-def pack_layout(series_list: Sequence[Series],
-                env_of: EnvOf) -> tuple[PackMembers, dict[str, list[dict]]]:
+def pack_layout(series_list: Sequence[Series], chunks: Mapping[str, Chunks],
+                ) -> tuple[PackMembers, dict[str, list[dict]]]:
     """Which series each packed chunk file holds (packs.py), and per series key where its
     complete chunks lie: [{"file", "offset", "length", "count"}], oldest first (segments
-    are as long as their columns need)."""
+    are as long as their columns need: `chunks`' lengths)."""
     members: PackMembers = {}
-    lengths: dict[str, list[int]] = {}
     for series in sorted(series_list, key=lambda s: s.key):
         bucket = packs.bucket_of(series.key)
-        if data.complete_chunks(series):
-            lengths[series.key] = data.chunk_lengths(series, env_of(series))
         for k in range(data.complete_chunks(series)):
             members.setdefault((bucket, k), []).append(series)
     entries: dict[str, list[dict]] = {}
     for (bucket, k), in_pack in sorted(members.items()):
         offset = 0
         for series in in_pack:
-            length = lengths[series.key][k]
+            length = chunks[series.key].lengths[k]
             entries.setdefault(series.key, []).append(
                 {"file": paths.series_pack(bucket, k), "offset": offset,
                  "length": length, "count": data.CHUNK_POINTS})
@@ -194,7 +185,7 @@ def pack_layout(series_list: Sequence[Series],
     return members, entries
 
 
-def pack_groups(members: PackMembers, env_of: EnvOf,
+def pack_groups(members: PackMembers,
                 chunk_keys: Mapping[str, Sequence[str]]) -> list[KeyedGroup]:
     """One group per packed chunk file: kept as it is while the points of its segments (and
     their environments' numbering) stay the same: `chunk_keys`, content_key.chunk_digests
@@ -205,7 +196,7 @@ def pack_groups(members: PackMembers, env_of: EnvOf,
         parts = [path, *((series.key, chunk_keys[series.key][k]) for series in in_pack)]
         groups.append(KeyedGroup(hash_arrays(*parts), (path,),
                                  lambda in_pack=in_pack, k=k, path=path: Outputs((), (
-                                     (path, b"".join(data.chunk_segment(s, k, env_of(s))
+                                     (path, b"".join(data.chunk_segment(s, k, environment_codes(s))
                                                      for s in in_pack)),))))
     return groups
 
