@@ -10,6 +10,7 @@ caller's staging folder is then thrown away as for any failed build."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -47,6 +48,10 @@ def run_shared(items: Sequence[Item], work: Callable[[Item], None],
     caller to add to its own. Raises WorkerFailed when a worker failed."""
     workers = workers_for(len(items), jobs)
     children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
+    if workers > 1:
+        # The garbage collector of a worker would visit (and so write to, copying on write)
+        # every object the build made before the fork; frozen objects it leaves alone.
+        gc.freeze()
     try:
         for index in range(1, workers):
             read_end, write_end = os.pipe()
@@ -61,6 +66,8 @@ def run_shared(items: Sequence[Item], work: Callable[[Item], None],
     except BaseException:
         _stop(children)
         raise
+    finally:
+        gc.unfreeze()
     return _collect(children)
 
 
