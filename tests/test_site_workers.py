@@ -84,3 +84,17 @@ def test_little_work_is_not_forked():
     assert workers_for(10, jobs=8) == 1
     assert workers_for(workers.MIN_ITEMS_PER_WORKER * 3, jobs=2) == 2
     assert workers_for(10_000, jobs=1) == 1
+
+
+def test_workers_leave_what_the_build_made_to_the_parent_and_it_collectable_again(
+        fork_for_little):
+    """Before forking, the build's objects are frozen out of the garbage collector's reach (a
+    worker's collections would otherwise write to every one of them, copying the pages they
+    share); afterwards the build's objects can be collected again."""
+    import gc
+
+    seen: list[int] = []
+    reports = run_shared(list(range(4)), lambda item: seen.append(gc.get_freeze_count()),
+                         lambda: {"frozen": min(seen)}, jobs=2)
+    assert reports[0]["frozen"] > 0  # the worker ran with the build's objects frozen
+    assert gc.get_freeze_count() == 0

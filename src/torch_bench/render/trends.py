@@ -207,7 +207,15 @@ def trend_payload(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
 def band_range(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                baseline_branch: str | None) -> tuple[float, float] | None:
     """The values a run stays within when nothing changed: the level since the last change
-    point, widened by the noise band; None when the noise is unknown."""
+    point, widened by the noise band; None when the noise is unknown. Worked out once per
+    series and inputs (a benchmark's page, chart and trend file each ask)."""
+    key = ("band_range", baseline_branch, band.log_half_width, tuple(marks))
+    return series.points.derived(key, lambda: _band_range(series, marks, band,
+                                                          baseline_branch))
+
+
+def _band_range(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
+                baseline_branch: str | None) -> tuple[float, float] | None:
     level = _level(series, baseline_branch, marks)
     width = band.log_half_width
     if width is None or level is None:
