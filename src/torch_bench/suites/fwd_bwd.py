@@ -8,7 +8,9 @@ label `<group>:<name>`. Shared by the rnns and cnns suites. Two procedures:
   steps, each one forward then backward, each phase timed once after a garbage collection,
   the backward taken from the first output with random gradients, parameters' gradients
   zeroed after each step (`fastrnns_steps`). The first steps of a TorchScript variant run
-  the profiling executor, so they belong in the warm-up, as fastrnns puts them.
+  the profiling executor, so they belong in the warm-up, as fastrnns puts them. The memory
+  allocator is first put in the state fastrnns' process is in when it times a variant
+  (`settle_heap`).
 """
 
 from __future__ import annotations
@@ -76,10 +78,27 @@ def time_forward_backward(case: CaseSpec, ctx: CaseContext, forward: Callable[[]
     ]
 
 
+# fastrnns times its variants one after another in one process, so by the time it times a
+# scripted LSTM, the earlier variants' large tensors have raised glibc's dynamic mmap and
+# trim thresholds. In a fresh case process they are still low: each backward's freed memory
+# goes back to the kernel and is faulted in again by the next (about 650 page faults a step
+# at fastrnns' default sizes, 13-21% of the scripted LSTM's backward, none of its forward).
+# Freeing one block this large raises them as fastrnns' earlier variants do.
+SETTLE_BYTES = 4 << 20
+
+
+def settle_heap() -> None:
+    """Put the C heap in the state a process that already freed a large tensor is in."""
+    import torch
+
+    block = torch.empty(SETTLE_BYTES, dtype=torch.uint8)
+    del block
+
+
 def fastrnns_steps(forward: Callable[[], Any], parameters: Sequence[Any], clock: Clock,
                    warmup: int, nloops: int) -> tuple[list[float], list[float]]:
     """Forward and backward times (ms) of `nloops` training steps after `warmup` untimed ones,
-    step by step as fastrnns' `trainbench` takes them."""
+    step by step as fastrnns' `trainbench` takes them, in a settled heap (`settle_heap`)."""
     import torch
 
     def step() -> tuple[float, float]:
@@ -99,6 +118,7 @@ def fastrnns_steps(forward: Callable[[], Any], parameters: Sequence[Any], clock:
                     parameter.grad.zero_()
         return forward_ms, backward_ms
 
+    settle_heap()
     for _ in range(warmup):
         step()
     timed = [step() for _ in range(nloops)]
