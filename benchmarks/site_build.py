@@ -30,11 +30,13 @@ build kept from the previous site.
 With --growth: the data folder's size per run as run files and after monthly compaction.
 With --git-growth: the data branch as a git repository (compacted data and the published
 site), then --commits runs each stored, built and committed: the packed history's growth
-per run, the files each commit changes, the site's size and the update's time. With
+per run, the files each commit changes, the site's size and the update's time; then the same
+runs published as the Action publishes them (action/stages.py::publish, a fresh job folder
+each time, onto a bare remote): the whole publish's time and its build's. With
 --site-branch as well, the same history again as the Action's site-branch input keeps it: the
-data alone on its branch of a bare remote and the dashboard published by the library as the
-one commit of gh-pages, replaced each time: both branches' packed sizes and growth per run,
-the repository's after gc, the site branch's commit count and the publish's time.
+data alone on its branch of a bare remote and the dashboard published by the Action's stage
+as the one commit of gh-pages, replaced each time: both branches' packed sizes and growth per
+run, the repository's after gc, the site branch's commit count and the publish's time.
 With --scale: per RUNSxBENCHMARKS size, one process per size: a data folder on disk as a
 busy repository has it (every month but the newest compacted into an archive, samples kept),
 `torch-bench site` building it in full into a fresh folder, the update after one new run
@@ -815,58 +817,112 @@ def site_branch_sizes(remote: Path) -> tuple[int, int, int]:
     return branch_bytes(remote, "benchmark-data"), branch_bytes(remote, "gh-pages"), total
 
 
+def action_publisher(work: Path, target, cache: Path, site_branch: str = ""):
+    """The Action's publish stage (action/stages.py::publish), each call in a fresh job folder
+    as on a new job machine, the build cache kept between calls as the Action's cache step
+    keeps it; returns a function publishing once and giving (whole publish s, build s)."""
+    from torch_bench.action import stages
+
+    jobs = itertools.count()
+
+    def publish() -> tuple[float, float]:
+        job = stages.Paths(work / f"job-{next(jobs)}")
+        build_s = []
+        real_cli = stages.cli
+
+        def timed_cli(*args):
+            started = time.perf_counter()
+            try:
+                return real_cli(*args)
+            finally:
+                if args and args[0] == "site":
+                    build_s.append(time.perf_counter() - started)
+
+        stages.cli = timed_cli
+        started = time.perf_counter()
+        try:
+            stages.publish(target, None, job, cache=cache, site_branch=site_branch)
+        finally:
+            stages.cli = real_cli
+        whole = time.perf_counter() - started
+        shutil.rmtree(job.root, ignore_errors=True)
+        return whole, sum(build_s)
+
+    return publish
+
+
+def bare_remote_with_data(work: Path, runs: Iterator[Run], count: int, branch: str
+                          ) -> tuple[Path, Path]:
+    """A bare remote (partial fetches allowed, as GitHub) whose `branch` holds `count` runs
+    of `runs`, compacted, in folder benchmarks; and the work tree that pushed them."""
+    remote, data = work / "remote.git", work / "data"
+    git(work, "init", "-q", "--bare", str(remote))
+    git(remote, "config", "uploadpack.allowFilter", "true")
+    write_compacted_folder(itertools.islice(runs, count), data / "benchmarks")
+    git(data, "init", "-q", "-b", branch)
+    git(data, "add", "-A")
+    git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
+    git(data, "push", "-q", str(remote), branch)
+    return remote, data
+
+
+def push_run(data: Path, run: Run, branch: str) -> None:
+    """Commit one run file on top of the remote's `branch` and push it (the site a publish
+    committed there meanwhile is fetched first, as the Action's store does)."""
+    git(data, "pull", "-q", "--rebase", "origin", branch)
+    path = data / "benchmarks" / run_path(run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
+    git(data, "add", "-A", "benchmarks")
+    git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "run")
+    git(data, "push", "-q", "origin", branch)
+
+
+def data_branch_publish_row(runs: int, benchmarks: int, commits: int) -> str:
+    """The same history published as the Action does with the dashboard on the data branch
+    (action/stages.py::publish onto a bare remote): `runs` runs and their site, then
+    `commits` runs each pushed and published; the whole publish's time and its build's."""
+    from torch_bench.store.remote import Target
+
+    work = Path(tempfile.mkdtemp(prefix="data-branch-"))
+    try:
+        made = synthetic_runs(runs + commits, benchmarks=benchmarks)
+        remote, data = bare_remote_with_data(work, made, runs, "gh-pages")
+        git(data, "remote", "add", "origin", str(remote))
+        target = Target(str(remote), "gh-pages", "benchmarks")
+        publish = action_publisher(work, target, work / "cache")
+        publish()
+        times = []
+        for run in made:
+            push_run(data, run, "gh-pages")
+            times.append(publish())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return (f"{runs:>6} {benchmarks:>6} {sum(t[0] for t in times) / commits:>10.1f} "
+            f"{sum(t[1] for t in times) / commits:>8.1f}")
+
+
 def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
     """The same history with the data alone on its branch of a bare remote and the dashboard
-    published by `publish_site_branch` (store/site_branch.py) as the one commit of gh-pages:
-    `runs` runs and their site, then `commits` runs each committed and pushed to the data
-    branch (the run file only, as git_growth_row does) and published; what each branch and
-    the repository grow by per run, packed."""
+    published as the Action does with site-branch (action/stages.py::publish) as the one
+    commit of gh-pages: `runs` runs and their site, then `commits` runs each committed and
+    pushed to the data branch (the run file only, as git_growth_row does) and published;
+    what each branch and the repository grow by per run, packed."""
     from torch_bench.store.remote import Target
-    from torch_bench.store.site_branch import publish_site_branch
 
     work = Path(tempfile.mkdtemp(prefix="site-branch-"))
     try:
-        remote, data, cache = work / "remote.git", work / "data", work / "cache"
-        git(work, "init", "-q", "--bare", str(remote))
-        git(remote, "config", "uploadpack.allowFilter", "true")  # partial fetches, as GitHub
         made = synthetic_runs(runs + commits, benchmarks=benchmarks)
-        write_compacted_folder(itertools.islice(made, runs), data / "benchmarks")
-        git(data, "init", "-q", "-b", "benchmark-data")
-        git(data, "add", "-A")
-        git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
-        git(data, "push", "-q", str(remote), "benchmark-data")
+        remote, data = bare_remote_with_data(work, made, runs, "benchmark-data")
+        git(data, "remote", "add", "origin", str(remote))
         target = Target(str(remote), "benchmark-data", "benchmarks")
-        sites, build_s = itertools.count(), []
-
-        def build(folder: Path) -> Path:
-            out = work / f"site-{next(sites)}"
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "torch_bench", "site", "--data", str(folder),
-                            "--out", str(out), "--cache", str(cache)], check=True,
-                           capture_output=True)
-            build_s.append(time.perf_counter() - started)
-            return out
-
-        def publish() -> float:
-            started = time.perf_counter()
-            if publish_site_branch(target, "gh-pages", None, build).commit is None:
-                raise SystemExit("site-branch: a publish pushed nothing")
-            for site in work.glob("site-*"):
-                shutil.rmtree(site)
-            return time.perf_counter() - started
-
+        publish = action_publisher(work, target, work / "cache", site_branch="gh-pages")
         publish()
         before = site_branch_sizes(remote)
-        build_s.clear()
-        publish_s = []
+        times = []
         for run in made:
-            path = data / "benchmarks" / run_path(run)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(run.to_dict()), encoding="utf-8")
-            git(data, "add", "-A")
-            git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "run")
-            git(data, "push", "-q", str(remote), "benchmark-data")
-            publish_s.append(publish())
+            push_run(data, run, "benchmark-data")
+            times.append(publish())
         after = site_branch_sizes(remote)
         site_commits = int(git(remote, "rev-list", "--count", "gh-pages"))
     finally:
@@ -875,8 +931,8 @@ def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
     per_run = [(a - b) / commits / 2**20 for a, b in zip(after, before, strict=True)]
     return (f"{runs:>6} {benchmarks:>6} {data_mb:>8.1f} {per_run[0]:>11.2f} "
             f"{after[1] / 2**20:>8.1f} {per_run[1]:>11.2f} {total_mb:>8.1f} {per_run[2]:>11.2f} "
-            f"{site_commits:>8} {sum(publish_s) / commits:>10.1f} "
-            f"{sum(build_s) / commits:>8.1f}")
+            f"{site_commits:>8} {sum(t[0] for t in times) / commits:>10.1f} "
+            f"{sum(t[1] for t in times) / commits:>8.1f}")
 
 
 def print_git_growth(sizes: list[str], commits: int, site_branch: bool = False) -> None:
@@ -888,6 +944,13 @@ def print_git_growth(sizes: list[str], commits: int, site_branch: bool = False) 
     parsed = [tuple(int(part) for part in size.lower().split("x")) for size in sizes]
     for runs, benchmarks in parsed:
         print(git_growth_row(runs, benchmarks, commits), flush=True)
+    print(f"\nthe same published as the Action does, the dashboard on the data branch: each of "
+          f"the {commits} runs pushed, then action/stages.py::publish in a fresh job folder "
+          f"(a bare remote, the build cache kept between jobs); 'publish s' is the whole "
+          f"publish, 'build s' its build")
+    print(f"{'runs':>6} {'bench':>6} {'publish s':>10} {'build s':>8}", flush=True)
+    for runs, benchmarks in parsed:
+        print(data_branch_publish_row(runs, benchmarks, commits), flush=True)
     if not site_branch:
         return
     print(f"\nthe same with site-branch: the data alone on benchmark-data, the dashboard the one "
