@@ -23,6 +23,7 @@ from torch_bench.render.history_cache import CACHE_NAMES, load_columns
 from torch_bench.render.model import ChangePointFinder, build_model, no_change_points
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import plan_site
+from torch_bench.render.previous_site import PreviousSite
 from torch_bench.render.size_guard import SizeLimit
 from torch_bench.render.writer import SITE_MARKER, write_site
 from torch_bench.store.notes import Notes, read_notes
@@ -92,11 +93,15 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
                progress: Callable[[str], None] = lambda message: None,
                moved: Mapping[str, Path] | None = None, carried: Iterable[str] = (),
                cache_dir: Path | None = None, size_limit: SizeLimit | None = None,
-               notes: Notes | None = None, jobs: int | None = None) -> Path:
+               notes: Notes | None = None, jobs: int | None = None,
+               onto: PreviousSite | None = None,
+               on_carried: Callable[[list[str]], None] = lambda paths: None) -> Path:
     """Build the site into `out`. The build cache (change-point memo) is kept in the site,
     or in `cache_dir` when given (then `moved` files go there too, after the site is
     written). A site over `size_limit` (default: GitHub Pages') is refused. `jobs`:
-    processes rendering the changed files (default: one per core)."""
+    processes rendering the changed files (default: one per core). `onto`, `on_carried`: a
+    site this one will be published over, whose unchanged files are not written but listed
+    (writer.py)."""
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
     remembered = None
@@ -112,8 +117,10 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
     if cache_dir is None:
         extra = [(paths.CHANGE_POINT_MEMO, memo)] if memo is not None else []
         extra.append((paths.CHUNK_MEMO, plan.chunk_memo))
-        return write_site(plan, extra, out, progress, keep, moved, carried, size_limit, jobs)
-    site = write_site(plan, [], out, progress, keep, size_limit=size_limit, jobs=jobs)
+        return write_site(plan, extra, out, progress, keep, moved, carried, size_limit, jobs,
+                          onto, on_carried)
+    site = write_site(plan, [], out, progress, keep, size_limit=size_limit, jobs=jobs,
+                      onto=onto, on_carried=on_carried)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if memo is not None:
         write_bytes_atomic(cache_dir / MEMO_NAME, json_bytes(memo))

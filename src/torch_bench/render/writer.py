@@ -9,14 +9,15 @@ Rebuilding over an existing site never rewrites a file whose bytes did not chang
 folder gets a hard link to the old file instead (same inode, same mtime), and a benchmark
 whose content key (content_key.py) equals the previous build's is not even rendered. The
 keys are kept in the site's build cache (paths.RENDER_KEYS). The others are rendered by
-one process per core (workers.py).
+one process per core (workers.py). Built to be published over a site whose files are not at
+hand (`onto`: previous_site.py), the groups unchanged there are carried instead: neither
+rendered nor written, only listed.
 
 A site over its size limit (size_guard.py) fails the build before it replaces anything."""
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import tempfile
@@ -35,6 +36,7 @@ from torch_bench.render import paths
 from torch_bench.render.escape import json_for_html
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import KeyedGroup, Outputs, SitePlan
+from torch_bench.render.previous_site import PreviousSite, parse_keys
 from torch_bench.render.size_guard import SizeLimit, check_size, folder_size
 from torch_bench.render.workers import default_jobs, run_shared
 
@@ -69,13 +71,17 @@ def plotly_js() -> bytes:
 
 
 class SiteFiles:
-    """Puts files into a new site folder, keeping the previous site's unchanged files."""
+    """Puts files into a new site folder, keeping the previous site's unchanged files; with
+    `onto`, the site it will be published over, unchanged groups are left there (carried)."""
 
-    def __init__(self, root: Path, previous: Path | None) -> None:
+    def __init__(self, root: Path, previous: Path | None,
+                 onto: PreviousSite | None = None) -> None:
         self.root = root
         self.previous = previous
+        self.onto = onto
         self.kept = 0  # files carried over from the previous site
         self.written = 0
+        self.carried: list[str] = []  # files of `onto` left as they are there
         self._folders: set[Path] = set()  # made already
 
     def put(self, relative: str, content: bytes) -> None:
@@ -92,6 +98,20 @@ class SiteFiles:
         """Carry the previous site's file over untouched; False when it is not there."""
         self._make_folder((self.root / relative).parent)
         return self._link(relative)
+
+    def carry(self, relatives: tuple[str, ...]) -> bool:
+        """Leave files of `onto` as they are there; False when any is not there."""
+        assert self.onto is not None
+        if not all(relative in self.onto.files for relative in relatives):
+            return False
+        self.carried.extend(relatives)
+        self.kept += len(relatives)
+        return True
+
+    def carried_size(self) -> tuple[int, int]:
+        """(bytes, files) of the carried files, as the site at `onto` has them."""
+        sizes = self.onto.files if self.onto is not None else {}
+        return sum(sizes[relative] for relative in self.carried), len(self.carried)
 
     def _make_folder(self, folder: Path) -> None:
         if folder not in self._folders:
@@ -124,14 +144,16 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
                progress: Callable[[str], None] = lambda message: None,
                keep: Iterable[str] = (), moved: Mapping[str, Path] | None = None,
                carried: Iterable[str] = (), size_limit: SizeLimit | None = None,
-               jobs: int | None = None) -> Path:
+               jobs: int | None = None, onto: PreviousSite | None = None,
+               on_carried: Callable[[list[str]], None] = lambda paths: None) -> Path:
     """Write the site to `out`, replacing a site there. `keep`: top-level names inside `out`
     that are not the site's (say the data folder) and are carried over untouched. `moved`:
     files made elsewhere (site path -> file, moved in); `carried`: the previous site's files
     that stay as they are (the build cache when it did not change). A site larger than
     `size_limit` (default: GitHub Pages') is refused, the previous one left in place. The
     changed benchmarks, chunks and run tables are made by `jobs` processes (workers.py;
-    default: one per core)."""
+    default: one per core). `onto`: the site this one will be published over, whose
+    unchanged groups are left out and given to `on_carried` (counted in the size)."""
     target = Path(out)
     keep = tuple(keep)
     clash = sorted(set(keep) & paths.SITE_NAMES)
@@ -146,7 +168,7 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     previous = target if (target / SITE_MARKER).is_file() else None
     try:
-        files = SiteFiles(staging, previous)
+        files = SiteFiles(staging, previous, onto)
         _fill(files, plan, extra_data, progress, jobs or default_jobs())
         for relative, source in (moved or {}).items():
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -155,8 +177,11 @@ def write_site(plan: SitePlan, extra_data: Iterable[tuple[str, Any]], out: str |
             for relative in carried:
                 files.keep(relative)
         size, count = folder_size(staging)
-        check_size(size, count, size_limit or SizeLimit(), str(target))
+        carried_bytes, carried_count = files.carried_size()
+        check_size(size + carried_bytes, count + carried_count, size_limit or SizeLimit(),
+                   str(target))
         _swap(staging, target, keep)
+        on_carried(files.carried)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -180,7 +205,7 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
         for relative, payload in outputs.data_files:
             files.put(relative, _encoded(payload))
 
-    previous_keys = _read_keys(files.previous)
+    previous_keys = files.onto.keys if files.onto is not None else _read_keys(files.previous)
     changed = [group for group in plan.groups
                if previous_keys.get(group.paths[0]) != group.key or not _keep_all(files, group)]
     work = [*(functools.partial(Outputs, (planned,), ()) for planned in plan.pages),
@@ -206,6 +231,8 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
 
 
 def _keep_all(files: SiteFiles, group: KeyedGroup) -> bool:
+    if files.onto is not None:
+        return files.carry(group.paths)
     return all(files.keep(relative) for relative in group.paths)
 
 
@@ -214,10 +241,9 @@ def _read_keys(site: Path | None) -> dict[str, str]:
     if site is None:
         return {}
     try:
-        keys = json.loads((site / paths.RENDER_KEYS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return parse_keys((site / paths.RENDER_KEYS).read_bytes())
+    except OSError:
         return {}
-    return keys if isinstance(keys, dict) else {}
 
 
 def _swap(staging: Path, target: Path, keep: tuple[str, ...]) -> None:
