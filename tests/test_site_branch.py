@@ -115,11 +115,11 @@ def test_an_older_data_publisher_keeps_the_site_built_from_newer_data(tmp_path):
     seen, newer = [], []
     build = site_builder(tmp_path, seen)
 
-    def slow_build(data):
+    def slow_build(data, previous):
         if not newer:  # while this site builds, a run is stored and its site published
             store_runs([a_run(2.0)], target)
             newer.append(publish_site_branch(target, "gh-pages", None, build).commit)
-        return build(data)
+        return build(data, previous)
 
     said = []
     report = publish_site_branch(target, "gh-pages", None, slow_build, FAST, log=said.append)

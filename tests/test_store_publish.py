@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 from torch_bench.results.schema import measured, new_run
-from torch_bench.store.publish import checkout_data, publish_site
+from torch_bench.store.publish import BuiltSite, checkout_data, publish_site
 from torch_bench.store.reader import load_history
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.retry import RetryPolicy
@@ -28,13 +28,13 @@ def files_at(remote, branch="gh-pages"):
 
 def site_builder(tmp_path: Path, seen: list):
     """A one-page site saying how many runs it was built from, each build in a new folder."""
-    def build(data: Path) -> Path:
+    def build(data: Path, previous=None) -> BuiltSite:
         seen.append(len(load_history(data).runs))
         site = tmp_path / f"site-{len(list(tmp_path.glob('site-*')))}"
         site.mkdir()
         (site / "index.html").write_text(f"<p>{seen[-1]} runs</p>")
         (site / ".nojekyll").write_text("")
-        return site
+        return BuiltSite(site)
     return build
 
 
@@ -63,10 +63,10 @@ def test_a_lost_race_rebuilds_from_the_new_tip(tmp_path):
     seen = []
     build = site_builder(tmp_path, seen)
 
-    def racing_build(data):
+    def racing_build(data, previous):
         if not seen:  # another runner stores a run while this site is being built
             store_runs([a_run(5.0)], target)
-        return build(data)
+        return build(data, previous)
 
     report = publish_site(target, None, racing_build, RetryPolicy(attempts=3, base_delay=0.01))
     assert report.attempts == 2 and seen == [1, 2]
@@ -122,12 +122,12 @@ def show(remote, path, branch="gh-pages"):
 
 
 def one_page_site(tmp_path, pages):
-    def build(data):
+    def build(data, previous=None):
         site = tmp_path / f"site-{len(list(tmp_path.glob('site-*')))}"
         for path, text in pages.items():
             (site / path).parent.mkdir(parents=True, exist_ok=True)
             (site / path).write_text(text)
-        return site
+        return BuiltSite(site)
     return build
 
 

@@ -19,15 +19,16 @@ from torch_bench.action.inputs import ActionInputs
 from torch_bench.action.left_out import left_out_note, untrusted_of
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
+from torch_bench.cli.site import built_site, previous_site_files
 from torch_bench.fileio import write_text_atomic
-from torch_bench.render import paths as site_paths
+from torch_bench.render.previous_site import PreviousSite
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
 from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
-from torch_bench.store.publish import checkout_data, edit_data, publish_site
+from torch_bench.store.publish import BuiltSite, checkout_data, edit_data, publish_site
 from torch_bench.store.reader import RunFilter, load_history
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.site_branch import publish_site_branch
@@ -319,13 +320,15 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
             site_folder: str = ".", cache: Path | None = None, site_branch: str = "") -> None:
     """Rebuild the dashboard: in `site_folder` of the data branch, or with `site_branch`, as
     the one commit of that branch (store/site_branch.py)."""
-    def build(data: Path) -> Path:
+    def build(data: Path, previous: PreviousSite | None) -> BuiltSite:
+        files = previous_site_files(previous, paths.root)
         cli("site", "--data", data, "--out", paths.site,
-            *(("--cache", cache) if cache is not None else ()))
+            *(("--cache", cache) if cache is not None else ()),
+            *(("--previous-site", files[0], "--carried-out", files[1]) if files else ()))
         (paths.site / ".nojekyll").write_text("")  # serve every file as it is
-        # Each job builds into a fresh folder, so the build cache would only grow the branch.
-        shutil.rmtree(paths.site / site_paths.BUILD_CACHE_DIR, ignore_errors=True)
-        return paths.site
+        # Of the build cache, only the render keys are published (publish.py): each job
+        # builds into a fresh folder, and the rows and memo stay in the Action's cache.
+        return built_site(paths.site, files)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)

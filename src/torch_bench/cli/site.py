@@ -6,17 +6,26 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from torch_bench.boundary import number
 from torch_bench.errors import UserError
+from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.render.paths import RUNS_INDEX
+from torch_bench.render.previous_site import (
+    PreviousSite,
+    decode_carried,
+    decode_previous_site,
+    encode_carried,
+    encode_previous_site,
+)
 from torch_bench.render.size_guard import PAGES_LIMIT, WARN_SHARE, SizeLimit
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.layout import DATA_FOLDER
-from torch_bench.store.publish import publish_site
+from torch_bench.store.publish import BuiltSite, publish_site
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target
 from torch_bench.store.retry import display_url
@@ -36,7 +45,9 @@ def register(subparsers) -> None:
     parser.add_argument("--data", metavar="FOLDER",
                         help="data folder (runs/<YYYY>/<MM>/<run_id>.json)")
     parser.add_argument("--out", required=True, metavar="FOLDER",
-                        help="where to write the site; an existing site there is replaced")
+                        help="where to write the site; an existing site there is replaced "
+                             "(with --publish: by the files that changed since the site on the "
+                             "branch, the others being taken from there)")
     publishing = parser.add_argument_group(
         "publishing on the data branch (instead of --data)",
         "build from the data branch's history and commit the site to that branch; only "
@@ -80,6 +91,14 @@ def register(subparsers) -> None:
                              f"{WARN_SHARE * 100:.0f}%% of it")
     parser.add_argument("--jobs", type=number(1, 1024, integer=True), metavar="N",
                         help="processes rendering the pages (default: one per core)")
+    parser.add_argument("--previous-site", metavar="FILE",
+                        help="the site this one will be published over, its files not at hand "
+                             "(JSON: their sizes and the render keys its build left; what "
+                             "--publish writes): files unchanged there are not written, only "
+                             "listed in --carried-out. Unreadable: a full build")
+    parser.add_argument("--carried-out", metavar="FILE",
+                        help="with --previous-site: where to list (JSON) the files of that "
+                             "site the new one keeps as they are there")
     parser.set_defaults(handler=handle)
 
 
@@ -107,13 +126,14 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError(f"--change-point-window: expected 0 or more, got "
                         f"{args.change_point_window}")
     keep = data_inside(Path(args.data), Path(args.out))
+    onto, on_carried = previous_site_options(args)
     try:
         out = build_site_from_data(
             args.data, args.out, where=RunFilter(repository=args.repository),
             baseline_branch=args.baseline_branch,
             change_point_window=args.change_point_window or None, keep=keep,
             cache_dir=Path(args.cache) if getattr(args, "cache", None) else None,
-            jobs=getattr(args, "jobs", None),
+            jobs=getattr(args, "jobs", None), onto=onto, on_carried=on_carried,
             size_limit=SizeLimit(
                 int(getattr(args, "size_limit", PAGES_LIMIT // 1_000_000) * 1_000_000),
                 warn=lambda message: print(f"torch-bench: warning: {message}",
@@ -128,6 +148,48 @@ def handle(args: argparse.Namespace) -> int:
     if args.baseline_branch:
         _warn_unknown_baseline(Path(out), args.baseline_branch)
     return 0
+
+
+def previous_site_options(args: argparse.Namespace):
+    """The previous site (None when not given or unreadable: a full build) and where the
+    carried files are listed."""
+    given, listed = getattr(args, "previous_site", None), getattr(args, "carried_out", None)
+    if bool(given) != bool(listed):
+        raise UserError("--previous-site and --carried-out go together: the files a build "
+                        "leaves out must be listed for the publish")
+    if not given:
+        return None, lambda paths: None
+    try:
+        onto = decode_previous_site(Path(given).read_bytes())
+    except OSError as exc:
+        raise UserError(f"--previous-site {given}: cannot read it ({exc.strerror})") from None
+    if onto is None:
+        print(f"torch-bench: warning: --previous-site {given}: unreadable; building every "
+              f"file", file=sys.stderr)
+    return onto, lambda paths: write_bytes_atomic(Path(listed), encode_carried(paths))
+
+
+def previous_site_files(previous: PreviousSite | None, folder: Path) -> tuple[str, str] | None:
+    """The --previous-site file describing `previous`, written into `folder`, and the
+    --carried-out file the build will write there (None without a previous site)."""
+    if previous is None:
+        return None
+    listing, carried = folder / "previous-site.json", folder / "carried.json"
+    carried.unlink(missing_ok=True)
+    write_bytes_atomic(listing, encode_previous_site(previous))
+    return str(listing), str(carried)
+
+
+def built_site(folder: Path, files: tuple[str, str] | None) -> BuiltSite:
+    """The site a build wrote into `folder`, with the files it carried (as listed in the
+    --carried-out file of `files`)."""
+    if files is None:
+        return BuiltSite(folder)
+    try:
+        return BuiltSite(folder, decode_carried(Path(files[1]).read_bytes()))
+    except (OSError, ValueError):
+        raise UserError(f"{files[1]}: the build did not list the files it kept from the "
+                        f"previous site; nothing was published") from None
 
 
 def _warn_unknown_baseline(site: Path, branch: str) -> None:
@@ -152,9 +214,13 @@ def handle_publish(args: argparse.Namespace) -> int:
     remote = args.remote or default_remote(os.environ)
     target = Target(remote, args.branch, args.folder)
 
-    def build(data: Path) -> Path:
-        handle(argparse.Namespace(**{**vars(args), "publish": False, "data": str(data)}))
-        return Path(args.out)
+    def build(data: Path, previous: PreviousSite | None) -> BuiltSite:
+        with tempfile.TemporaryDirectory(prefix="torch-bench-site-") as scratch:
+            files = previous_site_files(previous, Path(scratch))
+            handle(argparse.Namespace(**{**vars(args), "publish": False, "data": str(data),
+                                         "previous_site": files and files[0],
+                                         "carried_out": files and files[1]}))
+            return built_site(Path(args.out), files)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)

@@ -7,16 +7,25 @@ only those: site_files.py) in one commit on top of the tip; if another writer pu
 it starts over from the new tip, rebuilding the site from the data as it now is. The data
 folder and every file the dashboard did not write are carried over unchanged. (A dashboard
 on a branch of its own, replaced rather than added to: site_branch.py.)
+
+Each publish builds only what changed since the dashboard at the tip it commits onto: the
+tip's manifest and render keys (its build's content keys, published with it) tell the build
+what is there (site_files.tip_site); the files it need not write are carried, and the new
+tree takes them from the tip by blob id. A tip whose keys cannot be read gives a full
+build.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch_bench.render.paths import RENDER_KEYS
+from torch_bench.render.previous_site import PreviousSite
 from torch_bench.store.git import Credentials, Git
 from torch_bench.store.remote import (
     DEFAULT_POLICY,
@@ -32,15 +41,27 @@ from torch_bench.store.scratch import scratch_folder
 from torch_bench.store.site_files import (
     MANIFEST,
     Entry,
+    TipSite,
     decode_manifest,
     encode_manifest,
     is_legacy_dashboard,
+    is_published,
     normalise_site_folder,
     plan_site_change,
     site_path,
+    tip_site,
 )
 
-SiteBuilder = Callable[[Path], Path]  # data folder -> folder holding the built site
+
+@dataclass(frozen=True)
+class BuiltSite:
+    folder: Path  # the files the build wrote
+    carried: frozenset[str] = frozenset()  # files of the previous site it keeps as they are
+
+
+# (data folder, the site it will be published over, when one can be carried from) -> the
+# built site
+SiteBuilder = Callable[[Path, "PreviousSite | None"], BuiltSite]
 
 
 @dataclass(frozen=True)
@@ -123,11 +144,45 @@ def blob(git: Git, tip: str, path: str) -> bytes:
     return git.raw("cat-file", "blob", f"{tip}:{path}")
 
 
-def site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: str) -> str:
-    """The tip's tree with the previous dashboard replaced by `site`; files the dashboard
-    does not own (see site_files.py) are kept as they are, the data folder by tree id."""
+def read_tip_site(git: Git, tip: str, site_folder: str) -> TipSite | None:
+    """The dashboard at `tip`, read from its tree, manifest and render keys (two blobs); None
+    when nothing can be carried from it."""
+    files = tree_entries(git, tip)
+
+    def read(relative: str) -> bytes | None:
+        path = site_path(site_folder, relative)
+        return blob(git, tip, path) if path in files else None
+
+    manifest = read(MANIFEST)
+    keys = read(RENDER_KEYS) if manifest is not None else None
+    return tip_site(files, site_folder, manifest, keys)
+
+
+def built_entries(git: Git, built: BuiltSite, previous: TipSite | None,
+                  index: Path) -> tuple[dict[str, Entry], dict[str, int]]:
+    """The new site's files, path (relative to the site) -> (mode, oid), and their sizes:
+    those written hashed (the build cache left out but for its render keys), those carried
+    as the previous site has them."""
+    entries = {path: entry for path, entry in _site_entries(git, built.folder, index).items()
+               if is_published(path)}
+    sizes = {path: os.lstat(built.folder / path).st_size for path in entries}
+    if built.carried:
+        missing = sorted(built.carried - set(previous.entries if previous else ()))
+        if missing:
+            raise StoreError(f"the build kept {missing[0]!r} from a previous site that does "
+                             f"not have it")
+        entries.update((path, previous.entries[path]) for path in built.carried)
+        sizes.update((path, previous.as_previous.files[path]) for path in built.carried)
+    return entries, sizes
+
+
+def site_tree(git: Git, site: BuiltSite, tip: str | None, folder: str, site_folder: str,
+              previous: TipSite | None = None) -> str:
+    """The tip's tree with the previous dashboard replaced by `site` (its carried files
+    taken from `previous`); files the dashboard does not own (see site_files.py) are kept as
+    they are, the data folder by tree id."""
     scratch = git.directory.parent
-    built = _site_entries(git, site, scratch / "site.index")
+    built, sizes = built_entries(git, site, previous, scratch / "site.index")
     tip_files = tree_entries(git, tip) if tip else {}
     manifest_path = site_path(site_folder, MANIFEST)
     owned: set[str] = set()
@@ -136,7 +191,7 @@ def site_tree(git: Git, site: Path, tip: str | None, folder: str, site_folder: s
     index_path = site_path(site_folder, "index.html")
     legacy = manifest_path not in tip_files and index_path in tip_files and \
         is_legacy_dashboard(blob(git, tip, index_path))
-    manifest = git.out("hash-object", "-w", "--stdin", input=encode_manifest([*built]))
+    manifest = git.out("hash-object", "-w", "--stdin", input=encode_manifest(sizes))
     built[MANIFEST] = ("100644", manifest)
     change = plan_site_change(tip_files, built, site_folder, folder, owned, legacy)
     env = {"GIT_INDEX_FILE": str(scratch / "branch.index")}
@@ -228,9 +283,11 @@ def publish_site(target: Target, credentials: Credentials | None, build: SiteBui
     site_folder = normalise_site_folder(site_folder)
 
     def prepare(git: Git, tip: str | None, scratch: Path):
+        previous = read_tip_site(git, tip, site_folder) if tip else None
         data = check_out_folder(git, tip, folder) if tip else scratch / "empty"
         data.mkdir(parents=True, exist_ok=True)
-        tree = site_tree(git, build(data), tip, folder, site_folder)
+        built = build(data, previous.as_previous if previous else None)
+        tree = site_tree(git, built, tip, folder, site_folder, previous)
         if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
             return None
         return tree, "torch-bench: rebuild the dashboard"

@@ -4,10 +4,14 @@ the site, so the site's history never accumulates in git (on the data branch, ev
 keeps each changed page in the history for good: docs/data-branch.md). The data branch is
 only read.
 
-One attempt: read the data branch's tip and build the site from its data; read the site
-branch's tip; push with `--force-with-lease` on the tip read (on its absence when there was
-none), so a site another writer pushed meanwhile is never overwritten unseen: the push loses
-the race and the attempt starts over (publish.py's retry policy).
+One attempt: read the data branch's tip and the site branch's tip; build the site from the
+data, writing only what changed since the site at that tip (the rest is taken from it by
+blob id: publish.py); read the site branch's tip again; push with `--force-with-lease` on
+the tip read (on its absence when there was none), so a site another writer pushed meanwhile
+is never overwritten unseen: the push loses the race and the attempt starts over
+(publish.py's retry policy). When the tip read again is not the one the build carried files
+from, the attempt starts over as well, as after a lost race: the files carried from a site
+that is no longer there may not be on the remote any more.
 
 Each site commit records the data it was built from (`Data-Commit: <sha>` in its message).
 A publish whose data is older than that of the site already there (the site's data commit
@@ -38,6 +42,7 @@ from torch_bench.store.publish import (
     check_out_folder,
     fetch_tip,
     push_commit,
+    read_tip_site,
     retrying,
     site_tree,
     tree_entries,
@@ -166,18 +171,23 @@ def publish_site_branch(target: Target, site_branch: str, credentials: Credentia
 
     def attempt(git: Git, scratch: Path, count: int) -> PublishReport | None:
         data_tip = fetch_tip(git, target)
-        read_site_tip(git, site, site_folder)  # refuses a branch of others before building
+        before = read_site_tip(git, site, site_folder)  # refuses a branch of others
+        previous = read_tip_site(git, before.commit, site_folder) if before else None
         data = check_out_folder(git, data_tip, folder) if data_tip else scratch / "empty"
         data.mkdir(parents=True, exist_ok=True)
-        built = build(data)
+        built = build(data, previous.as_previous if previous else None)
         there = read_site_tip(git, site, site_folder)  # another writer may have published
-        for name in there.carried if there else ():
-            (built / name).write_bytes(blob(git, there.commit, site_path(site_folder, name)))
-        tree = site_tree(git, built, None, "", site_folder)
         if built_from_newer(git, target, data_tip, there):
             log(f"the dashboard on {site_branch} was built from newer data "
                 f"({there.data_commit[:12]}); it is kept")
             return PublishReport(None, count)
+        if built.carried and (there.commit if there else None) != before.commit:
+            log(f"the dashboard on {site_branch} changed while this one was built from it")
+            return None
+        for name in there.carried if there else ():
+            (built.folder / name).write_bytes(
+                blob(git, there.commit, site_path(site_folder, name)))
+        tree = site_tree(git, built, None, "", site_folder, previous)
         if there and there.ours and there.tree == tree and there.data_commit == data_tip:
             return PublishReport(None, count)
         commit = git.out("commit-tree", tree, "-m", site_message(target.branch, data_tip))

@@ -5,6 +5,10 @@ The publish owns only the files it wrote, listed in a manifest it keeps beside t
 the owner's own `index.html`, the data folder) is left as it is: files of the previous
 dashboard that the new one no longer has are removed, new ones added, and a new file that
 would overwrite one the publish does not own stops the publish with a message saying so.
+
+The manifest also gives each file's size, so that a publish can build only what changed since
+the site at the tip and take the rest from there unread (`tip_site`; render/previous_site.py)
+while its size guard still counts the whole site.
 """
 
 from __future__ import annotations
@@ -16,9 +20,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from torch_bench.errors import UserError
+from torch_bench.render.paths import BUILD_CACHE_DIR, RENDER_KEYS
+from torch_bench.render.previous_site import PreviousSite, parse_keys
 
 MANIFEST = ".torch-bench-site.json"
 MANIFEST_NAME = "torch-bench/site-files"
+# 1: {"schema", "files": [path, ...]}
+# 2: and "sizes": {path: bytes}. "files" stays a list, so that an older torch-bench still
+#    reads which files are its own.
+MANIFEST_VERSION = 2
 # Dashboards published before the manifest existed are recognised by their footer, so their
 # files can be replaced once; from then on the manifest says what is ours.
 _LEGACY_FOOTER = re.compile(rb"built by <code>torch-bench site</code>")
@@ -48,9 +58,56 @@ def normalise_site_folder(text: str) -> str:
     return "/".join(parts) or "."
 
 
-def encode_manifest(paths: list[str]) -> bytes:
-    document = {"schema": {"name": MANIFEST_NAME, "version": 1}, "files": sorted(paths)}
+@dataclass(frozen=True)
+class TipSite:
+    """The dashboard at a branch's tip, read without its files: what a build is told of it
+    (`as_previous`) and where each of its files is (path relative to the site folder ->
+    (mode, oid)), for the files the new site carries from it."""
+
+    as_previous: PreviousSite
+    entries: Mapping[str, Entry]
+
+
+def is_published(relative: str) -> bool:
+    """Whether a file the build wrote goes on the branch: all of the site, and of its build
+    cache only the render keys, which the next publish builds from (the history rows and the
+    change-point memo stay with whoever built it)."""
+    return relative == RENDER_KEYS or not relative.startswith(f"{BUILD_CACHE_DIR}/")
+
+
+def encode_manifest(sizes: Mapping[str, int]) -> bytes:
+    """The manifest of a site whose files (relative to the site folder) have these sizes."""
+    document = {"schema": {"name": MANIFEST_NAME, "version": MANIFEST_VERSION},
+                "files": sorted(sizes), "sizes": dict(sorted(sizes.items()))}
     return (json.dumps(document, indent=1) + "\n").encode()
+
+
+def decode_sizes(data: bytes) -> dict[str, int] | None:
+    """The sizes a manifest gives; None when it gives none (version 1) or is unreadable."""
+    try:
+        sizes = json.loads(data.decode("utf-8")).get("sizes")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(sizes, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes.values()):
+        return None
+    return sizes
+
+
+def tip_site(tip: Mapping[str, Entry], site_folder: str, manifest: bytes | None,
+             keys: bytes | None) -> TipSite | None:
+    """The dashboard a branch's files (`tip`, full paths) hold, given its manifest and
+    render-keys file (None: not there): the files its manifest lists that are there. None
+    when it cannot be trusted to carry anything (no manifest or keys, unreadable ones, no
+    sizes): the publish then builds every file."""
+    sizes = decode_sizes(manifest) if manifest is not None else None
+    owned = decode_manifest(manifest) if manifest is not None else set()
+    found = parse_keys(keys) if keys is not None and RENDER_KEYS in owned else {}
+    if sizes is None or not found:
+        return None
+    entries = {path: tip[site_path(site_folder, path)] for path in owned
+               if site_path(site_folder, path) in tip and path in sizes}
+    return TipSite(PreviousSite(found, {path: sizes[path] for path in entries}), entries)
 
 
 def decode_manifest(data: bytes) -> set[str]:
