@@ -6,6 +6,7 @@ missing or damaged, and when the site branch moves during the build."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def history():
 
 @pytest.mark.parametrize("site_branch", MODES.values(), ids=MODES.keys())
 def test_a_second_publish_writes_only_what_changed_and_equals_a_full_build(
-        tmp_path, capsys, history, site_branch):
+        tmp_path, capsys, history, site_branch, monkeypatch):
     older, newest = history
     remote = remote_repository(tmp_path)
     target = data_target(remote, site_branch)
@@ -92,10 +93,20 @@ def test_a_second_publish_writes_only_what_changed_and_equals_a_full_build(
              if line.split("\t")[1].startswith(BUILD_CACHE_DIR)]
     assert cache == [RENDER_KEYS]  # the keys go with the site, the rest of the cache does not
     store_runs([newest], target)
+    packets = tmp_path / "packets.log"
+    monkeypatch.setenv("GIT_TRACE_PACKET", str(packets))  # what git asks of the remote
     second = publish(tmp_path, target, site_branch, capsys)
+    monkeypatch.delenv("GIT_TRACE_PACKET")
     # the gru benchmark (not in the new run) and the full run chunks are not rendered again
     assert unchanged(second)[0] >= 3 and written(second)[0] < written(first)[0] - 6
     assert not list((tmp_path / "job-1" / "site").glob("bench/rnns-gru-*"))
+    # nor downloaded: the new tree names their blobs, which never leave the remote
+    carried = json.loads((tmp_path / "job-1" / "carried.json").read_text())
+    blobs = {line.split("\t")[1]: line.split()[2]
+             for line in published_tree(remote, site_branch).splitlines()}
+    asked = set(re.findall(r"fetch> want ([0-9a-f]{40})", packets.read_text(errors="replace")))
+    assert any(path.startswith("bench/rnns-gru-") for path in carried) and asked
+    assert not asked & {blobs[path] for path in carried}
     assert published_tree(remote, site_branch) == fresh_tree(tmp_path, [*older, newest],
                                                              site_branch, capsys)
 

@@ -11,8 +11,8 @@ on a branch of its own, replaced rather than added to: site_branch.py.)
 Each publish builds only what changed since the dashboard at the tip it commits onto: the
 tip's manifest and render keys (its build's content keys, published with it) tell the build
 what is there (site_files.tip_site); the files it need not write are carried, and the new
-tree takes them from the tip by blob id. A tip whose keys cannot be read gives a full
-build.
+tree takes them from the tip by blob id, never downloading them. A tip whose keys cannot be
+read gives a full build.
 """
 
 from __future__ import annotations
@@ -201,7 +201,9 @@ def site_tree(git: Git, site: BuiltSite, tip: str | None, folder: str, site_fold
     lines += [f"{mode} {oid}\t{path}" for path, (mode, oid) in change.writes.items()]
     git.run("update-index", "-z", "--index-info", env=env,
             input="".join(line + "\0" for line in lines).encode("utf-8", "surrogateescape"))
-    return git.out("write-tree", env=env)
+    # The carried files' blobs, like the data folder's, are on the remote, not here: without
+    # --missing-ok, git would download every one of them to check that it exists.
+    return git.out("write-tree", "--missing-ok", env=env)
 
 
 # Given the scratch repository, the tip (None: no branch yet) and a scratch folder: the tree
@@ -218,8 +220,12 @@ def push_commit(git: Git, commit: str, ref: str, where: str, what: str,
     """Push `commit` to `ref` (with git push `options`): True when the remote took it, False
     when another writer moved the ref first or a passing failure stopped it (worth another
     attempt); StoreError for any other refusal."""
-    done = git.run("push", "--porcelain", "--no-verify", *options, "origin", f"{commit}:{ref}",
-                   check=False)
+    # This clone has none of the tip's files. A thin pack (git's default) leaves out those the
+    # remote has, carried ones included (under a commit without parents: as long as this
+    # clone is shallow, site_branch.descends); no delta search (pack.window=0) keeps git from
+    # downloading the old versions of the changed files to compute deltas against them.
+    done = git.run("-c", "pack.window=0", "push", "--porcelain", "--no-verify", "--thin",
+                   *options, "origin", f"{commit}:{ref}", check=False)
     outcome = classify_push(done.returncode, done.stdout, done.stderr, ref)
     if outcome.verdict is Verdict.REFUSED:
         raise StoreError(f"{where} refused the {what}: {outcome.reason}")

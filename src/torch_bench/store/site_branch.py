@@ -44,6 +44,7 @@ from torch_bench.store.publish import (
     push_commit,
     read_tip_site,
     retrying,
+    scratch_repository,
     site_tree,
     tree_entries,
 )
@@ -134,14 +135,19 @@ def read_site_tip(git: Git, site: Target, site_folder: str) -> SiteTip | None:
 
 def descends(git: Git, data: Target, commit: str, ancestor: str) -> bool | None:
     """Whether `commit` descends from `ancestor` on the data branch, its commits fetched
-    (without trees or files); None when git cannot tell (a commit not on the branch)."""
+    (without trees or files); None when git cannot tell (a commit not on the branch).
+
+    Fetched into a repository of their own beside `git`'s: the publish's stays shallow, which
+    is what makes git, pushing a commit without parents, leave out every file the site
+    branch's tip already has (pack-objects' aggressive edges) instead of downloading the
+    carried ones to send them back."""
+    history = scratch_repository(git.directory.parent / "history", data, git.credentials)
     ref = f"refs/heads/{data.branch}"
-    whole = ["--unshallow"] if git.out("rev-parse", "--is-shallow-repository") == "true" else []
-    fetched = git.run("fetch", "-q", "--no-tags", "--filter=tree:0", *whole, "origin",
-                      f"+{ref}:refs/remotes/origin/{data.branch}", check=False)
+    fetched = history.run("fetch", "-q", "--no-tags", "--filter=tree:0", "origin",
+                          f"+{ref}:refs/remotes/origin/{data.branch}", check=False)
     if fetched.returncode != 0:
         return None
-    done = git.run("merge-base", "--is-ancestor", ancestor, commit, check=False)
+    done = history.run("merge-base", "--is-ancestor", ancestor, commit, check=False)
     return {0: True, 1: False}.get(done.returncode)
 
 
