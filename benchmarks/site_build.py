@@ -782,6 +782,7 @@ def git_growth_row(runs: int, benchmarks: int, commits: int) -> str:
 
         build()
         git(branch, "init", "-q")
+        git(branch, "config", "gc.auto", "0")  # a background gc would fail the one measuring
         git(branch, "add", "-A")
         git(branch, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
         before = packed_bytes(branch)
@@ -858,6 +859,7 @@ def bare_remote_with_data(work: Path, runs: Iterator[Run], count: int, branch: s
     remote, data = work / "remote.git", work / "data"
     git(work, "init", "-q", "--bare", str(remote))
     git(remote, "config", "uploadpack.allowFilter", "true")
+    git(remote, "config", "gc.auto", "0")  # a background gc would fail the one measuring
     write_compacted_folder(itertools.islice(runs, count), data / "benchmarks")
     git(data, "init", "-q", "-b", branch)
     git(data, "add", "-A")
