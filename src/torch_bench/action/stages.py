@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torch_bench.action import ab_stage
 from torch_bench.action.context import RunContext
@@ -19,9 +20,7 @@ from torch_bench.action.inputs import ActionInputs
 from torch_bench.action.left_out import left_out_note, untrusted_of
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
-from torch_bench.cli.site import built_site, previous_site_files
 from torch_bench.fileio import write_text_atomic
-from torch_bench.render.previous_site import PreviousSite
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
@@ -32,6 +31,9 @@ from torch_bench.store.publish import BuiltSite, checkout_data, edit_data, publi
 from torch_bench.store.reader import RunFilter, load_history
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.site_branch import publish_site_branch
+
+if TYPE_CHECKING:
+    from torch_bench.render.previous_site import PreviousSite
 
 
 def cli(*args: str) -> int:
@@ -320,6 +322,8 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
             site_folder: str = ".", cache: Path | None = None, site_branch: str = "") -> None:
     """Rebuild the dashboard: in `site_folder` of the data branch, or with `site_branch`, as
     the one commit of that branch (store/site_branch.py)."""
+    from torch_bench.cli.site import built_site, previous_site_files  # the renderer: lazily
+
     def build(data: Path, previous: PreviousSite | None) -> BuiltSite:
         files = previous_site_files(previous, paths.root)
         cli("site", "--data", data, "--out", paths.site,
