@@ -92,11 +92,14 @@ class Worktrees:
         if commit not in self.paths:
             where = self.folder / commit[:12]
             _git(self.repo, "worktree", "remove", "--force", str(where))  # an earlier leftover
+            # Known before it is added: a bisection stopped (SIGTERM) while git adds it must
+            # still remove the half-made worktree and its registration.
+            self.paths[commit] = where
             done = _git(self.repo, "worktree", "add", "--detach", str(where), commit)
             if done.returncode != 0:
+                self.remove(commit)
                 last = done.stderr.strip().splitlines()[-1:] or ["git worktree add failed"]
                 raise UserError(f"bisect: cannot check out {commit[:10]}: {last[0]}")
-            self.paths[commit] = where
         return self.paths[commit]
 
     def keep_only(self, commits: Sequence[str]) -> None:
