@@ -70,8 +70,9 @@ def test_a_site_branch_that_is_the_data_branch_is_refused(tmp_path):
     with pytest.raises(UserError, match="'gh-pages' is the data branch too.*delete the data"):
         publish_site_branch(target, "gh-pages", None, site_builder(tmp_path, []))
     assert git(remote, "rev-parse", "gh-pages") == before
-    with pytest.raises(UserError, match="'a..b' is not a valid branch name"):
-        publish_site_branch(target, "a..b", None, site_builder(tmp_path, []))
+    for name in ("a..b", "-f", "site.lock", "with space"):
+        with pytest.raises(UserError, match=f"'{re.escape(name)}' is not a valid branch name"):
+            publish_site_branch(target, name, None, site_builder(tmp_path, []))
     assert list(tmp_path.glob("site-*")) == []  # refused before building
 
 

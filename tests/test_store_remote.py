@@ -81,8 +81,9 @@ def test_other_branch_and_folder_and_plain_folder_target(tmp_path, cli):
     assert all(f.startswith("dev/bench/") for f in branch_files(remote, "bench/data"))
     cli("store", str(source), "--to-folder", "site-data", check=True)
     assert len(load_history(tmp_path / "site-data").runs) == 1
-    bad = cli("store", str(source), "--remote", str(remote), "--branch", "no..dots")
-    assert bad.returncode == 2 and "not a valid branch name" in bad.stderr
+    for name in ("no..dots", "-dash-first"):  # git itself would take the second for an option
+        bad = cli("store", str(source), "--remote", str(remote), f"--branch={name}")
+        assert bad.returncode == 2 and "not a valid branch name" in bad.stderr
 
 
 def test_an_invalid_document_is_refused_before_anything_is_pushed(tmp_path, cli):

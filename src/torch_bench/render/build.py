@@ -64,9 +64,9 @@ def remembering_finder(cache: Path) -> tuple[ChangePointFinder, Callable[[], Any
     return finder, memo.kept
 
 
-def read_chunk_memo(path: Path) -> dict[str, Any] | None:
-    """The stored chunk memo (render/chunk_memo.py checks what it holds); None when missing
-    or unreadable."""
+def _read_json_object(path: Path) -> dict[str, Any] | None:
+    """A JSON object stored in the build cache; None when missing or unreadable (the cache
+    is only ever a shortcut)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -74,14 +74,14 @@ def read_chunk_memo(path: Path) -> dict[str, Any] | None:
     return stored if isinstance(stored, dict) else None
 
 
+def read_chunk_memo(path: Path) -> dict[str, Any] | None:
+    """The stored chunk memo (render/chunk_memo.py checks what it holds)."""
+    return _read_json_object(path)
+
+
 def read_memo(path: Path) -> dict[str, list[int]]:
-    """The stored memo; empty when missing or unreadable (it is only ever a shortcut)."""
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(entries, dict):
-        return {}
+    """The stored change-point memo; empty when missing or unreadable."""
+    entries = _read_json_object(path) or {}
     return {k: v for k, v in entries.items()
             if isinstance(v, list) and all(isinstance(i, int) for i in v)}
 
@@ -104,12 +104,12 @@ def build_site(history: History | Columns, out: str | os.PathLike, *,
     (writer.py)."""
     model = build_model(history, baseline_branch)
     progress(f"{len(model.runs)} runs, {len(model.series)} benchmarks")
+    memo_folder = cache_dir or Path(out) / paths.BUILD_CACHE_DIR
     remembered = None
     if finder is None and not change_point_window:
-        remembered = remembering_finder(cache_dir or Path(out) / paths.BUILD_CACHE_DIR)
+        remembered = remembering_finder(memo_folder)
     if remembered is not None:
         finder = remembered[0]
-    memo_folder = cache_dir or Path(out) / paths.BUILD_CACHE_DIR
     plan = plan_site(model, finder or default_change_point_finder(), change_point_window or None,
                      notes, read_chunk_memo(memo_folder / CHUNK_MEMO_NAME))
     progress("change points searched")

@@ -43,6 +43,16 @@ class GitError(Exception):
         super().__init__(f"git {command}: {detail}")
 
 
+def is_branch_name(name: str) -> bool:
+    """Whether git accepts `name` as a branch (git check-ref-format). A leading '-' is refused
+    as well: git would read such a name as an option."""
+    if name.startswith("-"):
+        return False
+    done = subprocess.run(["git", "check-ref-format", f"refs/heads/{name}"],
+                          capture_output=True, env={**os.environ, **_QUIET_ENV}, check=False)
+    return done.returncode == 0
+
+
 @dataclass(frozen=True)
 class Credentials:
     """An HTTP token, sent as a Basic authorization header (the form GitHub accepts)."""

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
 from torch_bench.store.documents import run_files_of
-from torch_bench.store.git import Credentials, Git, GitError
+from torch_bench.store.git import Credentials, Git, GitError, is_branch_name
 from torch_bench.store.notes import note_file
 from torch_bench.store.retry import (
     PushOutcome,
@@ -189,7 +189,7 @@ def _scratch_repository(directory: Path, target: Target,
     # while the next attempt's fetch reads it ("shallow file has changed since we read it").
     for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
         git.run("config", key, value)
-    if git.run("check-ref-format", f"refs/heads/{target.branch}", check=False).returncode:
+    if not is_branch_name(target.branch):
         raise UserError(f"--branch: {target.branch!r} is not a valid branch name")
     git.run("remote", "add", "origin", resolve_remote(target.remote))
     return git

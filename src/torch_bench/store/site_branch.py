@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from torch_bench.errors import UserError
-from torch_bench.store.git import Credentials, Git
+from torch_bench.store.git import Credentials, Git, is_branch_name
 from torch_bench.store.publish import (
     PublishReport,
     SiteBuilder,
@@ -65,9 +65,6 @@ _TRAILER = re.compile(rf"^({DATA_BRANCH}|{DATA_COMMIT}): (\S+)$", re.MULTILINE)
 # the site folder: carried into each new commit unchanged.
 PAGES_FILES = ("CNAME",)
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-# What git refuses in a branch name (git check-ref-format), checked before anything is built.
-_NOT_A_BRANCH = re.compile(r"^$|^[-/.]|\.\.|@\{|//|/\.|[\x00-\x20\x7f~^:?*\[\\]|[/.]$|"
-                           r"\.lock$|^@$")
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,7 @@ def trailers(message: str) -> dict[str, str]:
 
 
 def check_branches(site_branch: str, data_branch: str) -> None:
-    if _NOT_A_BRANCH.search(site_branch):
+    if not is_branch_name(site_branch):
         raise UserError(f"--site-branch: {site_branch!r} is not a valid branch name")
     if site_branch == data_branch:
         raise UserError(
