@@ -178,3 +178,29 @@ def test_a_fresh_case_process_times_backward_without_refaulting_its_heap():
     done = subprocess.run([sys.executable, "-c", FAULTS_PER_BACKWARD], capture_output=True,
                           text=True, timeout=600, check=True)
     assert float(done.stdout.split()[-1]) < 100
+
+
+def test_aten_measures_with_cudnn_off_switched_once_around_the_variant(monkeypatch):
+    """fastrnns' runner turns cuDNN off around the aten variant as a whole; every call
+    inside sees it off, and the setting is restored after."""
+    import torch_bench.suites.rnns as rnns
+
+    seen, switches = [], []
+    flags = torch.backends.cudnn.flags
+    monkeypatch.setattr(torch.backends.cudnn, "flags",
+                        lambda *a, **k: switches.append(k) or flags(*a, **k))
+    real_build = rnns.VARIANTS["aten"].build
+
+    def build(*args):
+        bench = real_build(*args)
+        return rnns.LstmBench(lambda: seen.append(torch.backends.cudnn.enabled) or bench.forward(),
+                              bench.parameters, bench.num_layers, bench.use_cudnn)
+
+    monkeypatch.setitem(rnns.VARIANTS, "aten", rnns.Variant(build, "lstm", True))
+    suite = get_suite("rnns")
+    options = {o.name: o.default for o in suite.options} | SIZES | {"variants": ("aten",)}
+    (case,) = suite.plan(options, "cpu")
+    before = torch.backends.cudnn.enabled
+    suite.run_case(case, CaseContext("cpu", TimingPolicy(warmup=2, nloops=3)))
+    assert seen == [False] * 5 and switches == []
+    assert torch.backends.cudnn.enabled == before

@@ -7,7 +7,8 @@ A variant that cannot run here (no TorchScript, say) reports `skipped` with the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +50,7 @@ class LstmBench:
     forward: Callable[[], Sequence[Any]]  # returns the tensors to differentiate
     parameters: Sequence[Any]
     num_layers: int
+    use_cudnn: bool = True  # False: measured with cuDNN switched off (the aten variant)
 
 
 def _inputs(sizes: Mapping[str, int], layers: int, device, dtype):
@@ -97,11 +99,10 @@ def _module_lstm(use_cudnn: bool, varlen: bool = False):
             x, h0, c0 = _inputs(sizes, layers, device, dtype)
 
         def forward():
-            with torch.backends.cudnn.flags(enabled=use_cudnn):
-                out, (hy, cy) = model(x, (h0, c0))
+            out, (hy, cy) = model(x, (h0, c0))
             return (out.data if varlen else out), hy, cy
 
-        return LstmBench(forward, list(model.parameters()), layers)
+        return LstmBench(forward, list(model.parameters()), layers, use_cudnn)
 
     return build
 
@@ -222,7 +223,23 @@ def run_case(case: CaseSpec, ctx: CaseContext) -> list[Result]:
                                           torch.float32)
     except VariantUnavailable as exc:
         return skipped_results(case, str(exc))
-    return time_forward_backward(case, ctx, bench.forward, bench.parameters, extra=jit)
+    with cudnn_enabled(bench.use_cudnn):
+        return time_forward_backward(case, ctx, bench.forward, bench.parameters, extra=jit)
+
+
+@contextlib.contextmanager
+def cudnn_enabled(enabled: bool) -> Iterator[None]:
+    """cuDNN on or off for a whole measurement, as fastrnns' runner switches it: once around
+    the variant, not on every call (a `torch.backends.cudnn.flags` block per call costs the
+    CPU variants about 4% of a small LSTM's forward and resets the other cuDNN flags)."""
+    import torch
+
+    saved = torch.backends.cudnn.enabled
+    torch.backends.cudnn.enabled = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.enabled = saved
 
 
 def report(results: Sequence[Result], options: Mapping[str, Any]) -> list[str]:
