@@ -292,23 +292,15 @@ def build_model(history: History | Columns, baseline_branch: str | None = None) 
     desc_bid = np.asarray([bid_codes.setdefault(d.benchmark_id, len(bid_codes))
                            for d in columns.descriptors] or [0], np.int32)
     row_bid = desc_bid[rows["desc"]] if len(rows["desc"]) else np.zeros(0, np.int32)
-    # per benchmark, runs stay in time order; NumPy sorts 16-bit codes by radix, 3x faster
-    narrow = row_bid.astype(np.uint16) if len(bid_codes) <= 1 << 16 else row_bid
-    order = np.argsort(narrow, kind="stable")
     ok = columns.ok
     plotted = ok & np.isfinite(rows["median"] + (rows["q3"] - rows["q1"]))
-    bounds = np.searchsorted(row_bid[order], np.arange(len(bid_codes) + 1))
-    kept = order[plotted[order]]  # every point, grouped by benchmark
-    kept_bounds = np.searchsorted(row_bid[kept], np.arange(len(bid_codes) + 1))
-    point_columns = {f: rows[f][kept] for f in ("run", "median", "q1", "q3", "n")}
+    grouped = group_rows(rows, row_bid, len(bid_codes), plotted, POINT_FIELDS)
     made = []
     for code in range(len(bid_codes)):
-        group = order[bounds[code]:bounds[code + 1]]
-        first, last = int(group[0]), int(group[-1])
-        lo, hi = int(kept_bounds[code]), int(kept_bounds[code + 1])
-        points = Points(table, *(point_columns[f][lo:hi] for f in ("run", "median", "q1", "q3",
-                                                                      "n")))
-        made.append((code, _series(columns, first, last, points)))
+        lo, hi = int(grouped.bounds[code]), int(grouped.bounds[code + 1])
+        points = Points(table, *(grouped.columns[f][lo:hi] for f in POINT_FIELDS))
+        made.append((code, _series(columns, int(grouped.first[code]), int(grouped.last[code]),
+                                   points)))
     made.sort(key=lambda item: (item[1].suite, item[1].name, item[1].params_text,
                                 item[1].metric))
     position = np.zeros(len(bid_codes), np.int32)
@@ -317,6 +309,73 @@ def build_model(history: History | Columns, baseline_branch: str | None = None) 
     return SiteModel(runs=infos, series=tuple(series for _, series in made),
                      baseline_branch=baseline_branch or choose_baseline_branch(infos),
                      columns=columns, row_series=position[row_bid])
+
+
+POINT_FIELDS = ("run", "median", "q1", "q3", "n")
+
+
+@dataclass(frozen=True)
+class GroupedRows:
+    """Rows grouped by benchmark code: `first`/`last`, each code's first and last row (in
+    time order); `columns`, the fields of the chosen rows, code after code, in time order
+    within each; code c's are `columns[f][bounds[c]:bounds[c + 1]]`."""
+
+    first: np.ndarray
+    last: np.ndarray
+    columns: dict[str, np.ndarray]
+    bounds: np.ndarray
+
+
+def group_rows(rows: Mapping[str, np.ndarray], codes: np.ndarray, count: int,
+               chosen: np.ndarray, fields: Sequence[str]) -> GroupedRows:
+    """Group the rows (in time order) by their code in 0..count-1 (each code has a row),
+    keeping the `chosen` ones' `fields`."""
+    layout = grid_layout(codes, count)
+    if layout is not None:
+        return _group_grid(rows, layout, chosen, fields)
+    # per code, rows stay in time order; NumPy sorts 16-bit codes by radix, 3x faster
+    narrow = codes.astype(np.uint16) if count <= 1 << 16 else codes
+    order = np.argsort(narrow, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(count + 1))
+    kept = order[chosen[order]]
+    return GroupedRows(order[bounds[:-1]], order[bounds[1:] - 1],
+                       {f: rows[f][kept] for f in fields},
+                       np.searchsorted(codes[kept], np.arange(count + 1)))
+
+
+def grid_layout(codes: np.ndarray, count: int) -> np.ndarray | None:
+    """When every run holds each code once, in the same order (a suite run whole each time:
+    the common case), the rows form a runs x codes grid: the codes of one run, else None."""
+    if not count or len(codes) % count:
+        return None
+    first = codes[:count]
+    if not (np.bincount(first, minlength=count) == 1).all():
+        return None
+    return first if (codes.reshape(-1, count) == first).all() else None
+
+
+GRID_BLOCK = 256  # runs transposed at a time: a block of rows stays in the CPU's cache
+
+
+def _group_grid(rows: Mapping[str, np.ndarray], layout: np.ndarray, chosen: np.ndarray,
+                fields: Sequence[str]) -> GroupedRows:
+    """group_rows on a grid: a blocked transpose, which spares sorting and gathering ten
+    million rows one by one (each benchmark's rows lie a whole run apart)."""
+    count = len(layout)
+    column_of = np.argsort(layout)  # the grid column of each code
+
+    def by_code(values: np.ndarray) -> np.ndarray:
+        grid = values.reshape(-1, count)
+        out = np.empty((count, len(grid)), values.dtype)
+        for start in range(0, len(grid), GRID_BLOCK):
+            out[:, start:start + GRID_BLOCK] = grid[start:start + GRID_BLOCK, column_of].T
+        return out
+
+    keep = by_code(chosen)
+    runs = len(chosen) // count
+    return GroupedRows(column_of, (runs - 1) * count + column_of,
+                       {f: by_code(rows[f])[keep] for f in fields},
+                       np.concatenate([[0], np.cumsum(keep.sum(axis=1))]))
 
 
 def run_info_of(index: int, facts: Mapping[str, Any]) -> RunInfo:
