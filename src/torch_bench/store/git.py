@@ -48,9 +48,8 @@ def is_branch_name(name: str) -> bool:
     as well: git would read such a name as an option."""
     if name.startswith("-"):
         return False
-    done = subprocess.run(["git", "check-ref-format", f"refs/heads/{name}"],
-                          capture_output=True, env={**os.environ, **_QUIET_ENV}, check=False)
-    return done.returncode == 0
+    checked = Git(Path.cwd()).run("check-ref-format", f"refs/heads/{name}", check=False)
+    return checked.returncode == 0
 
 
 @dataclass(frozen=True)
