@@ -22,13 +22,14 @@ def test_collector_is_off_while_timing_and_restored_after():
     assert seen[-1] is False
 
 
-class SteadyClock:
-    """Reads 2.0 and 2.1 ms in turn, however long the calls really took: a spread that is
-    small whatever the machine's load does to real sleeps."""
+class TurnClock:
+    """Reads the given milliseconds in turn, however long the calls really took: a spread
+    that the machine's load cannot change."""
 
     name = "wall"
 
-    def __init__(self) -> None:
+    def __init__(self, *readings: float) -> None:
+        self.readings = readings
         self.stops = 0
 
     def start(self) -> None:
@@ -36,40 +37,23 @@ class SteadyClock:
 
     def stop(self) -> float:
         self.stops += 1
-        return 2.0 if self.stops % 2 else 2.1
+        return self.readings[(self.stops - 1) % len(self.readings)]
 
 
 def test_stops_early_when_spread_is_small():
     timing = measure(lambda: time.sleep(0.002),
                      TimingPolicy(warmup=1, min_repeats=5, max_repeats=500, max_time_s=10,
-                                  target_rel_iqr=0.5), clock=SteadyClock())
+                                  target_rel_iqr=0.5), clock=TurnClock(2.0, 2.1))
     assert timing.stop_reason == "spread"
     assert len(timing.samples_ms) == 5
     assert all(s >= 2.0 for s in timing.samples_ms)
 
 
-class AlternatingClock:
-    """Reads 2 ms and 8 ms in turn, however long the calls really took: samples whose spread
-    never settles, whatever the machine's load does to real sleeps."""
-
-    name = "wall"
-
-    def __init__(self) -> None:
-        self.stops = 0
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> float:
-        self.stops += 1
-        return 2.0 if self.stops % 2 else 8.0
-
-
-def test_time_budget_ends_a_noisy_measurement():
+def test_time_budget_ends_a_noisy_measurement():  # 2 and 8 ms in turn: never settles
     started = time.perf_counter()
     timing = measure(lambda: time.sleep(0.002),
                      TimingPolicy(warmup=0, min_repeats=5, max_repeats=10_000, max_time_s=0.3,
-                                  target_rel_iqr=0.01), clock=AlternatingClock())
+                                  target_rel_iqr=0.01), clock=TurnClock(2.0, 8.0))
     assert timing.stop_reason == "time"
     assert timing.number == 1
     assert 5 <= len(timing.samples_ms) < 10_000
