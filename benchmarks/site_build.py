@@ -37,6 +37,9 @@ each time, onto a bare remote): the whole publish's time and its build's. With
 data alone on its branch of a bare remote and the dashboard published by the Action's stage
 as the one commit of gh-pages, replaced each time: both branches' packed sizes and growth per
 run, the repository's after gc, the site branch's commit count and the publish's time.
+With --keep as well, the publishes start from the history --scale kept in FOLDER (its data
+folder copied onto the remote; the runs published after it are its newest run and copies of
+it an hour apart), and the site committed beside the data is left out.
 With --scale: per RUNSxBENCHMARKS size, one process per size: a data folder on disk as a
 busy repository has it (every month but the newest compacted into an archive, samples kept),
 `torch-bench site` building it in full into a fresh folder, the update after one new run
@@ -49,7 +52,7 @@ out its build cache, printed apart (what the Action keeps in its cache entry).
     .venv/bin/python benchmarks/site_build.py --update --runs 300 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --growth --runs 1000 10000 [--benchmarks 200]
     .venv/bin/python benchmarks/site_build.py --git-growth 300x1000 [--commits 10]
-        [--site-branch]
+        [--site-branch] [--keep FOLDER]
     .venv/bin/python benchmarks/site_build.py --change-points --runs 1000 10000
     .venv/bin/python benchmarks/site_build.py --scale 1000x1000 10000x1000 [--window 0]
         [--keep FOLDER]
@@ -70,6 +73,7 @@ and trend file (what a one-run update does for every benchmark the run measured)
 from __future__ import annotations
 
 import argparse
+import calendar
 import dataclasses
 import functools
 import hashlib
@@ -852,15 +856,19 @@ def action_publisher(work: Path, target, cache: Path, site_branch: str = ""):
     return publish
 
 
-def bare_remote_with_data(work: Path, runs: Iterator[Run], count: int, branch: str
-                          ) -> tuple[Path, Path]:
+def bare_remote_with_data(work: Path, runs: Iterator[Run], count: int, branch: str,
+                          kept: Path | None = None) -> tuple[Path, Path]:
     """A bare remote (partial fetches allowed, as GitHub) whose `branch` holds `count` runs
-    of `runs`, compacted, in folder benchmarks; and the work tree that pushed them."""
+    of `runs`, compacted, in folder benchmarks (or a copy of the data folder `kept`, as
+    --scale --keep made it); and the work tree that pushed them."""
     remote, data = work / "remote.git", work / "data"
     git(work, "init", "-q", "--bare", str(remote))
     git(remote, "config", "uploadpack.allowFilter", "true")
     git(remote, "config", "gc.auto", "0")  # a background gc would fail the one measuring
-    write_compacted_folder(itertools.islice(runs, count), data / "benchmarks")
+    if kept is not None:
+        shutil.copytree(kept / "data", data / "benchmarks")
+    else:
+        write_compacted_folder(itertools.islice(runs, count), data / "benchmarks")
     git(data, "init", "-q", "-b", branch)
     git(data, "add", "-A")
     git(data, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "history")
@@ -880,31 +888,63 @@ def push_run(data: Path, run: Run, branch: str) -> None:
     git(data, "push", "-q", "origin", branch)
 
 
-def data_branch_publish_row(runs: int, benchmarks: int, commits: int) -> str:
+def kept_history(keep: str, runs: int, benchmarks: int) -> Path | None:
+    """The folder --scale --keep made for this size (its data folder and newest run), or None
+    when there is no such folder to reuse."""
+    kept = Path(keep) / f"data-{runs}x{benchmarks}" if keep else None
+    if kept is not None and not (kept / "newest.json").is_file():
+        raise SystemExit(f"{kept}: no kept history; make it first with --scale "
+                         f"{runs}x{benchmarks} --keep {keep}")
+    return kept
+
+
+def runs_after(kept: Path, commits: int) -> Iterator[Run]:
+    """`commits` new runs after a kept history: its newest run, then copies of it an hour
+    apart each (new ids, same results)."""
+    newest = Run.from_dict(json.loads((kept / "newest.json").read_text()))
+    start = calendar.timegm(time.strptime(newest.created_at, "%Y-%m-%dT%H:%M:%SZ"))
+    for i in range(commits):
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + i * 3600))
+        yield dataclasses.replace(newest, created_at=created,
+                                  run_id=f"{newest.run_id}-{i}" if i else newest.run_id)
+
+
+def new_runs(runs: int, benchmarks: int, commits: int,
+             kept: Path | None) -> tuple[Iterator[Run], Iterator[Run]]:
+    """(the history's runs, the runs published after it): made here, or from `kept`."""
+    if kept is not None:
+        return iter(()), runs_after(kept, commits)
+    made = synthetic_runs(runs + commits, benchmarks=benchmarks)
+    return made, made
+
+
+def data_branch_publish_row(runs: int, benchmarks: int, commits: int, keep: str = "") -> str:
     """The same history published as the Action does with the dashboard on the data branch
     (action/stages.py::publish onto a bare remote): `runs` runs and their site, then
     `commits` runs each pushed and published; the whole publish's time and its build's."""
     from torch_bench.store.remote import Target
 
+    kept = kept_history(keep, runs, benchmarks)
     work = Path(tempfile.mkdtemp(prefix="data-branch-"))
     try:
-        made = synthetic_runs(runs + commits, benchmarks=benchmarks)
-        remote, data = bare_remote_with_data(work, made, runs, "gh-pages")
+        history, made = new_runs(runs, benchmarks, commits, kept)
+        remote, data = bare_remote_with_data(work, history, runs, "gh-pages", kept)
         git(data, "remote", "add", "origin", str(remote))
         target = Target(str(remote), "gh-pages", "benchmarks")
         publish = action_publisher(work, target, work / "cache")
-        publish()
+        first = publish()
         times = []
         for run in made:
             push_run(data, run, "gh-pages")
             times.append(publish())
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return (f"{runs:>6} {benchmarks:>6} {sum(t[0] for t in times) / commits:>10.1f} "
+    return (f"{runs:>6} {benchmarks:>6} {first[0]:>8.1f} {first[1]:>8.1f} "
+            f"{sum(t[0] for t in times) / commits:>10.1f} "
             f"{sum(t[1] for t in times) / commits:>8.1f}")
 
 
-def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
+def site_branch_row(runs: int, benchmarks: int, commits: int, keep: str = "") -> str:
     """The same history with the data alone on its branch of a bare remote and the dashboard
     published as the Action does with site-branch (action/stages.py::publish) as the one
     commit of gh-pages: `runs` runs and their site, then `commits` runs each committed and
@@ -912,14 +952,15 @@ def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
     what each branch and the repository grow by per run, packed."""
     from torch_bench.store.remote import Target
 
+    kept = kept_history(keep, runs, benchmarks)
     work = Path(tempfile.mkdtemp(prefix="site-branch-"))
     try:
-        made = synthetic_runs(runs + commits, benchmarks=benchmarks)
-        remote, data = bare_remote_with_data(work, made, runs, "benchmark-data")
+        history, made = new_runs(runs, benchmarks, commits, kept)
+        remote, data = bare_remote_with_data(work, history, runs, "benchmark-data", kept)
         git(data, "remote", "add", "origin", str(remote))
         target = Target(str(remote), "benchmark-data", "benchmarks")
         publish = action_publisher(work, target, work / "cache", site_branch="gh-pages")
-        publish()
+        first = publish()
         before = site_branch_sizes(remote)
         times = []
         for run in made:
@@ -933,37 +974,42 @@ def site_branch_row(runs: int, benchmarks: int, commits: int) -> str:
     per_run = [(a - b) / commits / 2**20 for a, b in zip(after, before, strict=True)]
     return (f"{runs:>6} {benchmarks:>6} {data_mb:>8.1f} {per_run[0]:>11.2f} "
             f"{after[1] / 2**20:>8.1f} {per_run[1]:>11.2f} {total_mb:>8.1f} {per_run[2]:>11.2f} "
-            f"{site_commits:>8} {sum(t[0] for t in times) / commits:>10.1f} "
+            f"{site_commits:>8} {first[0]:>8.1f} {sum(t[0] for t in times) / commits:>10.1f} "
             f"{sum(t[1] for t in times) / commits:>8.1f}")
 
 
-def print_git_growth(sizes: list[str], commits: int, site_branch: bool = False) -> None:
-    print(f"data branch in git: history as compacted data plus its site, then {commits} runs "
-          f"each stored, built (`torch-bench site --cache` outside the branch) and committed; "
-          f"'packed': after git gc, as a clone receives it")
-    print(f"{'runs':>6} {'bench':>6} {'packed MB':>10} {'MB per run':>12} {'files/run':>10} "
-          f"{'site MB':>8} {'update s':>9}", flush=True)
+def print_git_growth(sizes: list[str], commits: int, site_branch: bool = False,
+                     keep: str = "") -> None:
     parsed = [tuple(int(part) for part in size.lower().split("x")) for size in sizes]
+    if not keep:  # the site committed beside the data: a layout for small histories only
+        print(f"data branch in git: history as compacted data plus its site, then {commits} "
+              f"runs each stored, built (`torch-bench site --cache` outside the branch) and "
+              f"committed; 'packed': after git gc, as a clone receives it")
+        print(f"{'runs':>6} {'bench':>6} {'packed MB':>10} {'MB per run':>12} "
+              f"{'files/run':>10} {'site MB':>8} {'update s':>9}", flush=True)
+        for runs, benchmarks in parsed:
+            print(git_growth_row(runs, benchmarks, commits), flush=True)
+    print(f"\nthe same published as the Action does, the dashboard on the data branch: a first "
+          f"publish (cold: no build cache, no site on the branch), then each of the {commits} "
+          f"runs pushed and action/stages.py::publish in a fresh job folder (a bare remote, the "
+          f"build cache kept between jobs); 'publish s' is the whole publish, 'build s' its "
+          f"build" + (f"; the history kept in {keep}" if keep else ""))
+    print(f"{'runs':>6} {'bench':>6} {'first s':>8} {'build s':>8} {'publish s':>10} "
+          f"{'build s':>8}", flush=True)
     for runs, benchmarks in parsed:
-        print(git_growth_row(runs, benchmarks, commits), flush=True)
-    print(f"\nthe same published as the Action does, the dashboard on the data branch: each of "
-          f"the {commits} runs pushed, then action/stages.py::publish in a fresh job folder "
-          f"(a bare remote, the build cache kept between jobs); 'publish s' is the whole "
-          f"publish, 'build s' its build")
-    print(f"{'runs':>6} {'bench':>6} {'publish s':>10} {'build s':>8}", flush=True)
-    for runs, benchmarks in parsed:
-        print(data_branch_publish_row(runs, benchmarks, commits), flush=True)
+        print(data_branch_publish_row(runs, benchmarks, commits, keep), flush=True)
     if not site_branch:
         return
     print(f"\nthe same with site-branch: the data alone on benchmark-data, the dashboard the one "
           f"commit of gh-pages, replaced by each of the {commits} publishes (a bare remote; "
           f"'packed': what a clone of that branch receives, after gc; 'repo': every branch, "
-          f"the replaced sites pruned); 'publish s' is the whole publish, 'build s' its build")
+          f"the replaced sites pruned); 'first s' the cold publish, 'publish s' the whole "
+          f"publish of one more run, 'build s' its build")
     print(f"{'runs':>6} {'bench':>6} {'data MB':>8} {'data MB/run':>11} {'site MB':>8} "
           f"{'site MB/run':>11} {'repo MB':>8} {'repo MB/run':>11} {'commits':>8} "
-          f"{'publish s':>10} {'build s':>8}", flush=True)
+          f"{'first s':>8} {'publish s':>10} {'build s':>8}", flush=True)
     for runs, benchmarks in parsed:
-        print(site_branch_row(runs, benchmarks, commits), flush=True)
+        print(site_branch_row(runs, benchmarks, commits, keep), flush=True)
 
 
 def main() -> None:
@@ -998,7 +1044,8 @@ def main() -> None:
                         help="with --git-growth: the same history again with the dashboard "
                              "published on a branch of its own (site-branch), side by side")
     parser.add_argument("--keep", metavar="FOLDER", default="",
-                        help="with --scale: make the data folders in FOLDER, or reuse them")
+                        help="with --scale: make the data folders in FOLDER, or reuse them; "
+                             "with --git-growth: publish the histories --scale kept there")
     parser.add_argument("--scale-row", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -1007,7 +1054,7 @@ def main() -> None:
     if args.scale:
         return print_scale(args.scale, args.window, args.keep)
     if args.git_growth:
-        return print_git_growth(args.git_growth, args.commits, args.site_branch)
+        return print_git_growth(args.git_growth, args.commits, args.site_branch, args.keep)
     if args.layout:
         return print_layout(args.layout)
     if args.page_cost:
