@@ -185,6 +185,37 @@ def test_dashboard_url_names_the_site_folder():
     assert ctx.dashboard_url("dashboard") == "https://octo.github.io/bench/dashboard/"
 
 
+def test_dashboard_url_is_the_data_repositorys_pages():
+    from torch_bench.action.context import read_context
+    from torch_bench.action.inputs import SITE_INPUTS, read_inputs
+    from torch_bench.action.stages import data_repository_of
+
+    ctx = read_context({"GITHUB_REPOSITORY": "octo/bench"})
+    assert ctx.dashboard_url(".", "octo/perf-data") == "https://octo.github.io/perf-data/"
+    # a user or organisation site is served at the root of its host
+    assert ctx.dashboard_url(".", "Octo/octo.github.io") == "https://octo.github.io/"
+    assert ctx.dashboard_url("bench", "octo/Octo.github.io") == "https://octo.github.io/bench/"
+    assert read_context({"GITHUB_REPOSITORY": "octo/bench",
+                         "GITHUB_SERVER_URL": "https://ghe.example"}).dashboard_url() is None
+
+    def named(**inputs: str) -> str | None:
+        environ = {f"TB_{name.upper().replace('-', '_')}": value
+                   for name, value in inputs.items()}
+        return data_repository_of(read_inputs(environ, SITE_INPUTS))
+
+    assert named() == ""
+    assert named(**{"data-repository": "octo/perf-data"}) == "octo/perf-data"
+    assert named(**{"data-remote": "https://github.com/octo/perf-data.git"}) == "octo/perf-data"
+    assert named(**{"data-remote": "git@github.com:octo/perf.data.git"}) == "octo/perf.data"
+    # a local bare repository stands for this one; a remote on another host has no Pages
+    # anyone can name, and no link is given
+    assert named(**{"data-remote": "/srv/git/bench.git",
+                    "data-repository": "octo/perf-data"}) == ""
+    assert named(**{"data-remote": "https://gitlab.example/octo/bench.git"}) is None
+    assert named(**{"data-remote": "git@gitlab.example:octo/bench.git"}) is None
+    assert ctx.dashboard_url(".", None) is None
+
+
 def test_site_publish_from_the_cli_into_a_sub_folder(tmp_path, cli):
     remote = bare(tmp_path)
     target = Target(str(remote), "gh-pages", "data")

@@ -50,13 +50,21 @@ class RunContext:
         """The branch whose history this run is compared with."""
         return self.pr_base_branch if self.is_pr else (self.branch or self.default_branch)
 
-    def dashboard_url(self, site_folder: str = ".") -> str | None:
-        """Where GitHub Pages serves the dashboard published in `site_folder` of the branch."""
-        if not self.repository or self.server_url.rstrip("/") != "https://github.com":
+    def dashboard_url(self, site_folder: str = ".",
+                      data_repository: str | None = "") -> str | None:
+        """Where GitHub Pages serves the dashboard published in `site_folder` of the data
+        branch: that of `data_repository` when the data lives in another repository, else
+        this one's; None when that is unknown (None: data on another host). A user or
+        organisation site (`<owner>/<owner>.github.io`) is served at the root of its host;
+        GitHub Enterprise's Pages hosts cannot be known here."""
+        repository = self.repository if data_repository == "" else data_repository
+        if not repository or self.server_url.rstrip("/") != "https://github.com":
             return None
-        owner, name = self.repository.split("/", 1)
+        owner, name = repository.split("/", 1)
+        host = f"{owner.lower()}.github.io"
         inside = "" if site_folder in ("", ".") else f"{site_folder.strip('/')}/"
-        return f"https://{owner}.github.io/{name}/{inside}"
+        return f"https://{host}/{inside}" if name.lower() == host else \
+            f"https://{host}/{name}/{inside}"
 
 
 def read_context(environ: Mapping[str, str]) -> RunContext:

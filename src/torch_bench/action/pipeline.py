@@ -75,7 +75,9 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     stages.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
         "regressions": outcome.regressions, "improvements": outcome.improvements,
-        "dashboard-url": ctx.dashboard_url(inputs["site-folder"]), "comment-url": comment_url,
+        "dashboard-url": ctx.dashboard_url(inputs["site-folder"],
+                                           stages.data_repository_of(inputs)),
+        "comment-url": comment_url,
     }, environ)
     return 1 if inputs["fail-on-regression"] and outcome.verdict == "regression" else 0
 
@@ -87,7 +89,8 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
     stages.publish(target, stages.credentials(target, environ),
                    stages.Paths(Path(inputs["output-dir"]).resolve()), inputs["site-folder"],
                    stages.site_cache(environ), inputs["site-branch"])
-    url = read_context(environ).dashboard_url(inputs["site-folder"])
+    url = read_context(environ).dashboard_url(inputs["site-folder"],
+                                              stages.data_repository_of(inputs))
     stages.write_outputs({"dashboard-url": url}, environ)
     return 0
 

@@ -4,6 +4,7 @@ exactly what a user could run by hand: run or import, compare, store, publish, c
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -108,6 +109,20 @@ def data_target(inputs: ActionInputs, environ: Mapping[str, str]) -> Target:
     return Target(remote, inputs["data-branch"], inputs["data-folder"])
 
 
+def data_repository_of(inputs: ActionInputs) -> str | None:
+    """The GitHub repository (owner/name) holding the data branch when it is another one
+    than this: `data-repository`, or a `data-remote` on github.com; "" when it is this one
+    (or a local path); None for a remote on another host, whose Pages nobody can name."""
+    remote = inputs["data-remote"]
+    if not remote:
+        return inputs["data-repository"]
+    found = re.fullmatch(r"(?:https://github\.com/|git@github\.com:)([\w.-]+/[\w.-]+?)"
+                         r"(?:\.git)?/?", remote)
+    if found:
+        return found.group(1)
+    return None if "://" in remote or re.match(r"[\w.-]+@[\w.-]+:", remote) else ""
+
+
 def credentials(target: Target, environ: Mapping[str, str]) -> Credentials | None:
     return credentials_for(target.remote, environ.get("GITHUB_TOKEN"))
 
@@ -139,7 +154,7 @@ def overall_verdict(counts: Mapping[str, int]) -> str:
 def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, paths: Paths,
             config_name: str) -> Outcome:
     baseline = inputs["baseline"]
-    link = ctx.dashboard_url(inputs["site-folder"])
+    link = ctx.dashboard_url(inputs["site-folder"], data_repository_of(inputs))
     extra = ["--dashboard-link", link] if link else []
     if ctx.is_pr:  # the hand-off for a separate comment workflow, fork or not
         extra += ["--fork-dir", paths.fork_report, "--pr", str(ctx.pr_number)]
