@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import psutil
 import pytest
@@ -114,25 +115,34 @@ def wait_for(condition, what, limit_s=300):
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, signum, status):
-    scratch = tmp_path / "scratch"
+def interrupted_run(tmp_path, env, cases: str, args: tuple[str, ...], signum: int,
+                    started: Callable[[int], bool], what: str):
+    """`torch-bench run` of `cases`, sent `signum` once `started(its pid)`: (the process,
+    its stderr, the processes under it when the signal was sent)."""
     # As from a terminal: a run started from a non-interactive shell's background job
     # inherits SIGINT ignored (POSIX) and rightly keeps ignoring it, whatever ran the tests.
     run = subprocess.Popen(
-        [sys.executable, "-m", "torch_bench", "run", *hostile_config(tmp_path, "escape~hang"),
-         "--out", "r.json"],
-        cwd=tmp_path, env={**os.environ, **hostile_env}, stdout=subprocess.DEVNULL,
+        [sys.executable, "-m", "torch_bench", "run", *hostile_config(tmp_path, cases), *args],
+        cwd=tmp_path, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        wait_for(lambda: len(psutil.Process(run.pid).children(recursive=True)) >= 2,
-                 "the case and the process it starts")
+        wait_for(lambda: started(run.pid), what)
         case_tree = psutil.Process(run.pid).children(recursive=True)
         run.send_signal(signum)
         _, stderr = run.communicate(timeout=60)
     finally:
         run.kill()
+    return run, stderr, case_tree
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_case_and_removes_its_folder(tmp_path, hostile_env, signum, status):
+    scratch = tmp_path / "scratch"
+    run, stderr, case_tree = interrupted_run(
+        tmp_path, hostile_env, "escape~hang", ("--out", "r.json"), signum,
+        lambda pid: len(psutil.Process(pid).children(recursive=True)) >= 2,
+        "the case and the process it starts")
     assert run.returncode == status, stderr
     assert "Traceback" not in stderr
     assert not list(scratch.iterdir()) and not (tmp_path / "r.json").exists()
@@ -153,21 +163,12 @@ def _command_lines_under(pid: int) -> list[str]:
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_run_writes_the_cases_that_finished(tmp_path, hostile_env, signum,
                                                              status):
-    run = subprocess.Popen(
-        [sys.executable, "-m", "torch_bench", "run", *hostile_config(tmp_path, "ok,escape~hang"),
-         "--processes", "1", "--out", "r.json", "--oss", "oss.json"],
-        cwd=tmp_path, env={**os.environ, **hostile_env}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        # the second case is running once its worker has started the child it hangs with
-        wait_for(lambda: ESCAPE in _command_lines_under(run.pid),
-                 "the second case and the process it starts")
-        case_tree = psutil.Process(run.pid).children(recursive=True)
-        run.send_signal(signum)
-        _, stderr = run.communicate(timeout=60)
-    finally:
-        run.kill()
+    # the second case is running once its worker has started the child it hangs with
+    run, stderr, case_tree = interrupted_run(
+        tmp_path, hostile_env, "ok,escape~hang",
+        ("--processes", "1", "--out", "r.json", "--oss", "oss.json"), signum,
+        lambda pid: ESCAPE in _command_lines_under(pid),
+        "the second case and the process it starts")
     assert run.returncode == status, stderr
     assert "Traceback" not in stderr
     kept = load_run(tmp_path / "r.json")
