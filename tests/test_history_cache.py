@@ -4,6 +4,7 @@ folder in between: runs added, a file rewritten, removed or compacted, the cache
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from pathlib import Path
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from torch_bench.cli import main
-from torch_bench.render import paths
+from torch_bench.render import history_cache, paths
 from torch_bench.render.columns import ROW_FIELDS
 from torch_bench.render.history_cache import (
     CACHE_FORMAT,
@@ -20,6 +21,7 @@ from torch_bench.render.history_cache import (
     INDEX_NAME,
     ROWS_NAME,
     TAIL_NAME,
+    load_columns,
     read_cache,
     rows_of_parquet,
     rows_parquet,
@@ -97,6 +99,22 @@ def test_a_new_run_file_is_the_only_file_read(history, tmp_path, capsys):
     assert "read 1 data files, 40 from the cache" in log
     assert_same_as_fresh(data, out, tmp_path, capsys)
     assert "read 0 data files, 41 from the cache" in site(data, out, capsys)
+
+
+def test_a_cache_that_cannot_be_written_leaves_no_scratch_behind(history, tmp_path,
+                                                                 monkeypatch):
+    data, out = history
+    store(data, a_run(40))
+
+    def full_disk(folder: Path, entries, base_files: int = 0):
+        (folder / INDEX_NAME).write_bytes(b"{")  # written in part, then the disk was full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(history_cache, "write_cache", full_disk)
+    scratch = tmp_path / "scratch"
+    with pytest.raises(OSError, match="No space left"):
+        load_columns(data, out / paths.BUILD_CACHE_DIR, scratch_in=scratch)
+    assert list(scratch.iterdir()) == []
 
 
 def rows_in(cache: Path, name: str) -> int:

@@ -30,6 +30,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
@@ -222,13 +223,19 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
     if scratch_in is not None and not unchanged:
         scratch_in.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".torch-bench-history-", dir=scratch_in))
-        cache_files = write_cache(scratch, entries,
-                                  sum(e.part == BASE for e in cached.values()))
-    blocks = [e.block for e in entries]
-    files = len(blocks)
-    del entries, cached
-    columns = join_blocks(blocks, keep_run=accepts(where))
-    del blocks
+    try:
+        if scratch is not None:
+            cache_files = write_cache(scratch, entries,
+                                      sum(e.part == BASE for e in cached.values()))
+        blocks = [e.block for e in entries]
+        files = len(blocks)
+        del entries, cached
+        columns = join_blocks(blocks, keep_run=accepts(where))
+        del blocks
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
     return_arrow_memory()
     return CachedHistory(columns, problems, read, files - read, cache_files, scratch)
 
