@@ -17,6 +17,8 @@ from test_site_branch import git, remove_folder
 from test_store_publish import bare, commit_files, site_builder
 from torch_bench.action import stages
 from torch_bench.render import data as render_data
+from torch_bench.render import history_cache
+from torch_bench.render.history_cache import ROWS_NAME
 from torch_bench.render.paths import BUILD_CACHE_DIR, RENDER_KEYS
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.site_branch import publish_site_branch
@@ -107,6 +109,58 @@ def test_a_second_publish_writes_only_what_changed_and_equals_a_full_build(
     asked = set(re.findall(r"fetch> want ([0-9a-f]{40})", packets.read_text(errors="replace")))
     assert any(path.startswith("bench/rnns-gru-") for path in carried) and asked
     assert not asked & {blobs[path] for path in carried}
+    assert published_tree(remote, site_branch) == fresh_tree(tmp_path, [*older, newest],
+                                                             site_branch, capsys)
+
+
+def data_blobs(remote: Path, branch: str) -> dict[str, str]:
+    """Blob id of every run file on the data branch, by path."""
+    return {line.split("\t")[1]: line.split()[2]
+            for line in git(remote, "ls-tree", "-r", branch, "benchmarks/runs").splitlines()}
+
+
+@pytest.mark.parametrize("site_branch", MODES.values(), ids=MODES.keys())
+def test_a_publish_fetches_only_the_data_files_its_cache_lacks(
+        tmp_path, capsys, history, site_branch, monkeypatch):
+    older, newest = history
+    remote = remote_repository(tmp_path)
+    target = data_target(remote, site_branch)
+    store_runs(older, target)
+    publish(tmp_path, target, site_branch, capsys)
+    known = data_blobs(remote, target.branch)
+    store_runs([newest], target)
+    packets = tmp_path / "packets.log"
+    monkeypatch.setenv("GIT_TRACE_PACKET", str(packets))
+    printed = publish(tmp_path, target, site_branch, capsys)
+    monkeypatch.delenv("GIT_TRACE_PACKET")
+    assert "read 1 data files, 60 from the cache" in printed
+    asked = set(re.findall(r"fetch> want ([0-9a-f]{40})", packets.read_text(errors="replace")))
+    new = set(data_blobs(remote, target.branch).values()) - set(known.values())
+    assert new and new <= asked  # the new run file was fetched ...
+    assert not asked & set(known.values())  # ... and none of the 60 the cache holds
+
+
+@pytest.mark.parametrize("git_gives_it", [True, False], ids=["read from git", "checked out"])
+@pytest.mark.parametrize("site_branch", MODES.values(), ids=MODES.keys())
+def test_a_cache_that_fails_after_its_files_were_left_out_still_gives_the_whole_history(
+        tmp_path, capsys, history, site_branch, git_gives_it, monkeypatch):
+    """The cache's index lists the files (so the checkout leaves them out) but its rows are
+    damaged: the build reads them from git, or, where git cannot give them (a private
+    repository: the build has no credentials), the publish checks them out and builds
+    again. Either way the tree is the full build's."""
+    older, newest = history
+    remote = remote_repository(tmp_path)
+    target = data_target(remote, site_branch)
+    store_runs(older, target)
+    publish(tmp_path, target, site_branch, capsys)
+    (tmp_path / "cache" / ROWS_NAME).write_bytes(b"not parquet")
+    store_runs([newest], target)
+    with monkeypatch.context() as patched:
+        if not git_gives_it:
+            patched.setattr(history_cache, "blob_content", lambda folder, oid: None)
+        printed = publish(tmp_path, target, site_branch, capsys)
+    assert "read 61 data files, 0 from the cache" in printed
+    assert ("building again from the whole data folder" in printed) is not git_gives_it
     assert published_tree(remote, site_branch) == fresh_tree(tmp_path, [*older, newest],
                                                              site_branch, capsys)
 

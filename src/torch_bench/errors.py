@@ -7,3 +7,8 @@ class UserError(Exception):
 
 class InvalidDocument(UserError):
     """A results document failed validation; the message names the file and the field."""
+
+
+class LeftOutOfCheckout(UserError):
+    """A data file a sparse checkout left out (git tracks it, the work tree lacks it) was
+    needed, and git could not give it. A publish then checks out the whole folder."""

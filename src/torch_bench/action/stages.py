@@ -338,6 +338,7 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
     """Rebuild the dashboard: in `site_folder` of the data branch, or with `site_branch`, as
     the one commit of that branch (store/site_branch.py)."""
     from torch_bench.cli.site import built_site, previous_site_files  # the renderer: lazily
+    from torch_bench.render.history_cache import cached_keys
 
     def build(data: Path, previous: PreviousSite | None) -> BuiltSite:
         files = previous_site_files(previous, paths.root)
@@ -352,11 +353,15 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
     def log(line: str) -> None:
         print(line, file=sys.stderr)
 
+    # the data files whose rows the cache holds are left out of the checkout (a download of
+    # most of the data branch at scale): the build reads them from the cache
+    leave_out = cached_keys(cache) if cache is not None else None
     if site_branch:
         report = publish_site_branch(target, site_branch, creds, build,
-                                     site_folder=site_folder, log=log)
+                                     site_folder=site_folder, log=log, leave_out=leave_out)
     else:
-        report = publish_site(target, creds, build, site_folder=site_folder, log=log)
+        report = publish_site(target, creds, build, site_folder=site_folder, log=log,
+                              leave_out=leave_out)
     print("dashboard " + ("published" if report.commit else "already up to date")
           + (f" on {site_branch}" if site_branch else ""), file=sys.stderr)
 

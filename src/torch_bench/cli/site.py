@@ -14,7 +14,8 @@ from torch_bench.boundary import number
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
-from torch_bench.render.paths import RUNS_INDEX
+from torch_bench.render.history_cache import cached_keys
+from torch_bench.render.paths import BUILD_CACHE_DIR, RUNS_INDEX
 from torch_bench.render.previous_site import (
     PreviousSite,
     decode_carried,
@@ -206,6 +207,12 @@ def _warn_unknown_baseline(site: Path, branch: str) -> None:
               f"{', '.join(repr(b) for b in branches) or '(none)'}", file=sys.stderr)
 
 
+def publish_cache(args: argparse.Namespace) -> Path:
+    """The build cache a publish's build reads: --cache, or that of the site at --out (the
+    data files it holds are left out of the publish's checkout)."""
+    return Path(args.cache) if getattr(args, "cache", None) else Path(args.out) / BUILD_CACHE_DIR
+
+
 def handle_publish(args: argparse.Namespace) -> int:
     """Build the site from the branch's data and commit it there (store/publish.py), or
     make it the one commit of --site-branch (store/site_branch.py)."""
@@ -226,12 +233,14 @@ def handle_publish(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
 
     credentials = credentials_for(remote, os.environ.get(args.token_env))
+    leave_out = cached_keys(publish_cache(args))
     if args.site_branch:
         report = publish_site_branch(target, args.site_branch, credentials, build,
-                                     site_folder=args.site_folder, log=log)
+                                     site_folder=args.site_folder, log=log,
+                                     leave_out=leave_out)
     else:
         report = publish_site(target, credentials, build, site_folder=args.site_folder,
-                              log=log)
+                              log=log, leave_out=leave_out)
     print(f"site: {'published' if report.commit else 'already up to date'} on "
           f"{display_url(remote)} (branch {args.site_branch or args.branch}, folder "
           f"{args.site_folder})", file=sys.stderr)

@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import torch_bench
-from torch_bench.errors import UserError
+from torch_bench.errors import LeftOutOfCheckout, UserError
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.archive_rows import block_of_archive
 from torch_bench.render.columns import (
@@ -58,7 +58,7 @@ from torch_bench.render.packs import json_bytes
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.columnar import arrow_of, numbers_of, valid_of
-from torch_bench.store.layout import archive_files, is_archive_name, run_files
+from torch_bench.store.layout import archive_files, is_archive_name, is_data_path, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
 # Version history: 1 -- rows in a NumPy .npz file; 2 -- rows in Parquet, q1 and q3 as a half
@@ -155,6 +155,48 @@ def data_files(root: Path) -> list[Path]:
     return [*run_files(root), *archive_files(root)]
 
 
+def with_files_left_out(folder: Path, on_disk: list[Path], blobs: dict[str, str]) -> list[Path]:
+    """The data files of a folder in the reader's order (`data_files`), with those git tracks
+    there unchanged but that are not in the work tree: a sparse checkout left them out (a
+    publish leaves out what the build cache holds, store/publish.py). Their keys are their
+    blob ids, so the cache still finds them; any other is read from git."""
+    present = set(on_disk)
+    left_out = [folder / relative for relative in blobs
+                if is_data_path(PurePosixPath(relative)) and folder / relative not in present]
+    if not left_out:
+        return on_disk
+    return sorted([*on_disk, *left_out], key=lambda path: (is_archive_name(path.name), path))
+
+
+def read_data_file(folder: Path, path: Path, blob: str | None,
+                   shared: dict) -> tuple[list[str], RowBlock]:
+    """`read_file`, also for a tracked file the work tree left out (`blob`: its key): read
+    from git, which fetches it in a partial clone."""
+    if blob is None or path.exists():
+        return read_file(path, shared)
+    content = blob_content(folder, blob.removeprefix("git:"))
+    if content is None:
+        raise LeftOutOfCheckout(f"{path}: left out of the work tree (a sparse checkout), and "
+                                f"git cannot give it; check it out and build again")
+    with tempfile.TemporaryDirectory(prefix=".torch-bench-blob-") as temp:
+        copy = Path(temp) / path.name
+        copy.write_bytes(content)
+        problems, block = read_file(copy, shared)
+    return [problem.replace(str(copy), str(path)) for problem in problems], block
+
+
+def blob_content(folder: Path, oid: str) -> bytes | None:
+    """A blob of the repository `folder` is in (fetched, in a partial clone, from a remote
+    that needs no credentials); None when git cannot give it."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), "cat-file", "blob", oid],
+                              capture_output=True, timeout=600,
+                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def read_file(path: Path, shared: dict) -> tuple[list[str], RowBlock]:
     """(problems, block) of one data file; a file that cannot be read gives an empty block."""
     problems: list[str] = []
@@ -198,8 +240,9 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
     entries: list[FileEntry] = []
     shared: dict = {}
     read = 0
-    paths = data_files(folder)
-    blobs = git_blob_ids(folder) if paths else {}
+    on_disk = data_files(folder)
+    blobs = git_blob_ids(folder)
+    paths = with_files_left_out(folder, on_disk, blobs)
     for number, path in enumerate(paths, 1):
         relative = path.relative_to(folder).as_posix()
         try:
@@ -208,7 +251,7 @@ def load_columns(root: str | os.PathLike, cache_dir: Path | None,
             key = ""
         entry = cached.get(relative)
         if entry is None or entry.key != key or not key:
-            problems, block = read_file(path, shared)
+            problems, block = read_data_file(folder, path, blobs.get(relative), shared)
             entry = FileEntry(relative, key, problems, block)
             read += 1
             if read % 500 == 0:
@@ -249,6 +292,19 @@ def return_arrow_memory() -> None:
 
 
 # -- The cache files ---------------------------------------------------------------------------
+
+
+def cached_keys(folder: Path) -> dict[str, str]:
+    """Data file (path in the data folder) -> key, of every file the cache in `folder` holds
+    rows of, when this reader can use it; empty otherwise. Files whose keys are blob ids can
+    be left out of a checkout (`with_files_left_out`)."""
+    try:
+        index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
+        if index.get("format") != CACHE_FORMAT or index.get("reader") != reader_fingerprint():
+            return {}
+        return {str(item["path"]): str(item["key"]) for item in index["files"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 def table_digest(descriptors: Iterable[Descriptor]) -> str:

@@ -56,6 +56,14 @@ def archive_files(root: Path) -> list[Path]:
                   for path in (root / ARCHIVE_DIR).glob(f"*/*{suffix}"))
 
 
+def is_data_path(relative: PurePosixPath) -> bool:
+    """Whether a path inside a data folder is one `run_files` or `archive_files` lists."""
+    parts = relative.parts
+    if len(parts) == 4 and parts[0] == RUNS_DIR:
+        return parts[3].endswith(".json")
+    return len(parts) == 3 and parts[0] == ARCHIVE_DIR and is_archive_name(parts[2])
+
+
 def is_archive_name(name: str) -> bool:
     return name.endswith((ARCHIVE_SUFFIX, JSON_ARCHIVE_SUFFIX))
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch_bench.errors import LeftOutOfCheckout
 from torch_bench.render.paths import RENDER_KEYS
 from torch_bench.render.previous_site import PreviousSite
 from torch_bench.store.git import Credentials, Git
@@ -91,11 +93,33 @@ def fetch_tip(git: Git, target: Target) -> str | None:
     return git.out("rev-parse", f"refs/remotes/origin/{target.branch}")
 
 
-def check_out_folder(git: Git, tip: str, folder: str) -> Path:
+def check_out_folder(git: Git, tip: str, folder: str,
+                     leave_out: Mapping[str, str] | None = None) -> Path:
+    """Check out `folder` of `tip`, but for the files of `leave_out` (path in the folder ->
+    "git:<blob id>", as the build cache keys them) whose blob at the tip is that one: a
+    build reads those from its cache, and in a partial clone they are then never fetched."""
     if folder:
-        git.run("sparse-checkout", "set", "--no-cone", f"/{folder}/")
+        patterns = [f"/{folder}/", *(f"!/{folder}/{path}" for path in
+                                     _unchanged_files(git, tip, folder, leave_out or {}))]
+        git.run("sparse-checkout", "set", "--no-cone", "--stdin",
+                input="".join(f"{line}\n" for line in patterns).encode())
     git.run("checkout", "-q", "--detach", tip)
     return git.directory / folder if folder else git.directory
+
+
+_PLAIN_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*")  # nothing a sparse-checkout pattern reads
+
+
+def _unchanged_files(git: Git, tip: str, folder: str,
+                     leave_out: Mapping[str, str]) -> list[str]:
+    if not leave_out:
+        return []
+    tree = git.run("rev-parse", "--verify", "-q", f"{tip}:{folder}", check=False).stdout.strip()
+    if not tree:  # no data folder at the tip
+        return []
+    entries = tree_entries(git, tree)
+    return sorted(path for path, (_, oid) in entries.items()
+                  if leave_out.get(path) == f"git:{oid}" and _PLAIN_PATH.fullmatch(path))
 
 
 def checkout_data(target: Target, credentials: Credentials | None, destination: Path) -> Path:
@@ -278,21 +302,42 @@ def _commit_on_tip(target: Target, credentials: Credentials | None, what: str,
     return retrying(target, credentials, where, what, attempt, policy, log, sleep, clock)
 
 
+def build_from_tip(git: Git, tip: str | None, folder: str, scratch: Path, build: SiteBuilder,
+                   previous: PreviousSite | None, leave_out: Mapping[str, str] | None,
+                   log: Callable[[str], None]) -> BuiltSite:
+    """Build the dashboard from the data folder at `tip`, checked out without the files the
+    build cache holds (`leave_out`, check_out_folder); when the build needed one of them
+    after all (a cache it could not use), with the whole folder."""
+    def checked_out(leave_out: Mapping[str, str] | None) -> Path:
+        data = check_out_folder(git, tip, folder, leave_out) if tip else scratch / "empty"
+        data.mkdir(parents=True, exist_ok=True)  # a branch with no data folder yet
+        return data
+
+    try:
+        return build(checked_out(leave_out), previous)
+    except LeftOutOfCheckout as exc:
+        if not leave_out:
+            raise
+        log(f"{exc}: building again from the whole data folder")
+        return build(checked_out(None), previous)
+
+
 def publish_site(target: Target, credentials: Credentials | None, build: SiteBuilder,
                  policy: RetryPolicy = DEFAULT_POLICY, site_folder: str = ".",
                  log: Callable[[str], None] = lambda line: None,
-                 sleep: Callable[[float], None] = time.sleep) -> PublishReport:
+                 sleep: Callable[[float], None] = time.sleep,
+                 leave_out: Mapping[str, str] | None = None) -> PublishReport:
     """Replace the previous dashboard by a new one built from the data at the tip, in
     `site_folder` of the branch (`.`: its root). Only files the dashboard wrote are replaced
-    or removed; ForeignFiles when it would overwrite any other file."""
+    or removed; ForeignFiles when it would overwrite any other file. `leave_out`: the data
+    files the build's cache holds, by key (check_out_folder)."""
     folder = str(data_prefix(target.folder)).strip(".")
     site_folder = normalise_site_folder(site_folder)
 
     def prepare(git: Git, tip: str | None, scratch: Path):
         previous = read_tip_site(git, tip, site_folder) if tip else None
-        data = check_out_folder(git, tip, folder) if tip else scratch / "empty"
-        data.mkdir(parents=True, exist_ok=True)
-        built = build(data, previous.as_previous if previous else None)
+        built = build_from_tip(git, tip, folder, scratch, build,
+                               previous.as_previous if previous else None, leave_out, log)
         tree = site_tree(git, built, tip, folder, site_folder, previous)
         if tip is not None and git.out("rev-parse", f"{tip}^{{tree}}") == tree:
             return None

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from torch_bench.store.publish import (
     PublishReport,
     SiteBuilder,
     blob,
-    check_out_folder,
+    build_from_tip,
     fetch_tip,
     push_commit,
     read_tip_site,
@@ -161,10 +161,12 @@ def publish_site_branch(target: Target, site_branch: str, credentials: Credentia
                         site_folder: str = ".",
                         log: Callable[[str], None] = lambda line: None,
                         sleep: Callable[[float], None] = time.sleep,
-                        clock: Callable[[], float] = time.monotonic) -> PublishReport:
+                        clock: Callable[[], float] = time.monotonic,
+                        leave_out: Mapping[str, str] | None = None) -> PublishReport:
     """Build the dashboard from the data at the tip of `target`'s branch and make it, in
     `site_folder`, the one commit of `site_branch`. The report's commit is None when the
-    site there is the same, or was built from newer data."""
+    site there is the same, or was built from newer data. `leave_out`: the data files the
+    build's cache holds, by key (publish.check_out_folder)."""
     check_branches(site_branch, target.branch)
     folder = str(data_prefix(target.folder)).strip(".")
     site_folder = normalise_site_folder(site_folder)
@@ -176,9 +178,8 @@ def publish_site_branch(target: Target, site_branch: str, credentials: Credentia
         data_tip = fetch_tip(git, target)
         before = read_site_tip(git, site, site_folder)  # refuses a branch of others
         previous = read_tip_site(git, before.commit, site_folder) if before else None
-        data = check_out_folder(git, data_tip, folder) if data_tip else scratch / "empty"
-        data.mkdir(parents=True, exist_ok=True)
-        built = build(data, previous.as_previous if previous else None)
+        built = build_from_tip(git, data_tip, folder, scratch, build,
+                               previous.as_previous if previous else None, leave_out, log)
         there = read_site_tip(git, site, site_folder)  # another writer may have published
         if built_from_newer(git, target, data_tip, there):
             log(f"the dashboard on {site_branch} was built from newer data "
