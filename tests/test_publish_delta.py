@@ -82,23 +82,38 @@ def history():
     return [run(i) for i in range(60)], lstm_only_run(60)
 
 
+def published_once(tmp_path: Path, older: list, site_branch: str, capsys
+                   ) -> tuple[Path, Target, str]:
+    """A repository whose data branch holds `older`, published once: (the bare remote, its
+    target, what that publish printed)."""
+    remote = remote_repository(tmp_path)
+    target = data_target(remote, site_branch)
+    store_runs(older, target)
+    return remote, target, publish(tmp_path, target, site_branch, capsys)
+
+
+def traced_publish(tmp_path: Path, target: Target, site_branch: str, capsys,
+                   monkeypatch) -> tuple[str, set[str]]:
+    """A publish, with what it printed and the objects it asked the remote for."""
+    packets = tmp_path / "packets.log"
+    monkeypatch.setenv("GIT_TRACE_PACKET", str(packets))  # what git asks of the remote
+    printed = publish(tmp_path, target, site_branch, capsys)
+    monkeypatch.delenv("GIT_TRACE_PACKET")
+    return printed, set(re.findall(r"fetch> want ([0-9a-f]{40})",
+                                   packets.read_text(errors="replace")))
+
+
 @pytest.mark.parametrize("site_branch", MODES.values(), ids=MODES.keys())
 def test_a_second_publish_writes_only_what_changed_and_equals_a_full_build(
         tmp_path, capsys, history, site_branch, monkeypatch):
     older, newest = history
-    remote = remote_repository(tmp_path)
-    target = data_target(remote, site_branch)
-    store_runs(older, target)
-    first = publish(tmp_path, target, site_branch, capsys)
+    remote, target, first = published_once(tmp_path, older, site_branch, capsys)
     assert unchanged(first) == [0]
     cache = [line.split("\t")[1] for line in published_tree(remote, site_branch).splitlines()
              if line.split("\t")[1].startswith(BUILD_CACHE_DIR)]
     assert cache == [RENDER_KEYS]  # the keys go with the site, the rest of the cache does not
     store_runs([newest], target)
-    packets = tmp_path / "packets.log"
-    monkeypatch.setenv("GIT_TRACE_PACKET", str(packets))  # what git asks of the remote
-    second = publish(tmp_path, target, site_branch, capsys)
-    monkeypatch.delenv("GIT_TRACE_PACKET")
+    second, asked = traced_publish(tmp_path, target, site_branch, capsys, monkeypatch)
     # the gru benchmark (not in the new run) and the full run chunks are not rendered again
     assert unchanged(second)[0] >= 3 and written(second)[0] < written(first)[0] - 6
     assert not list((tmp_path / "job-1" / "site").glob("bench/rnns-gru-*"))
@@ -106,7 +121,6 @@ def test_a_second_publish_writes_only_what_changed_and_equals_a_full_build(
     carried = json.loads((tmp_path / "job-1" / "carried.json").read_text())
     blobs = {line.split("\t")[1]: line.split()[2]
              for line in published_tree(remote, site_branch).splitlines()}
-    asked = set(re.findall(r"fetch> want ([0-9a-f]{40})", packets.read_text(errors="replace")))
     assert any(path.startswith("bench/rnns-gru-") for path in carried) and asked
     assert not asked & {blobs[path] for path in carried}
     assert published_tree(remote, site_branch) == fresh_tree(tmp_path, [*older, newest],
@@ -123,18 +137,11 @@ def data_blobs(remote: Path, branch: str) -> dict[str, str]:
 def test_a_publish_fetches_only_the_data_files_its_cache_lacks(
         tmp_path, capsys, history, site_branch, monkeypatch):
     older, newest = history
-    remote = remote_repository(tmp_path)
-    target = data_target(remote, site_branch)
-    store_runs(older, target)
-    publish(tmp_path, target, site_branch, capsys)
+    remote, target, _ = published_once(tmp_path, older, site_branch, capsys)
     known = data_blobs(remote, target.branch)
     store_runs([newest], target)
-    packets = tmp_path / "packets.log"
-    monkeypatch.setenv("GIT_TRACE_PACKET", str(packets))
-    printed = publish(tmp_path, target, site_branch, capsys)
-    monkeypatch.delenv("GIT_TRACE_PACKET")
+    printed, asked = traced_publish(tmp_path, target, site_branch, capsys, monkeypatch)
     assert "read 1 data files, 60 from the cache" in printed
-    asked = set(re.findall(r"fetch> want ([0-9a-f]{40})", packets.read_text(errors="replace")))
     new = set(data_blobs(remote, target.branch).values()) - set(known.values())
     assert new and new <= asked  # the new run file was fetched ...
     assert not asked & set(known.values())  # ... and none of the 60 the cache holds
@@ -149,10 +156,7 @@ def test_a_cache_that_fails_after_its_files_were_left_out_still_gives_the_whole_
     repository: the build has no credentials), the publish checks them out and builds
     again. Either way the tree is the full build's."""
     older, newest = history
-    remote = remote_repository(tmp_path)
-    target = data_target(remote, site_branch)
-    store_runs(older, target)
-    publish(tmp_path, target, site_branch, capsys)
+    remote, target, _ = published_once(tmp_path, older, site_branch, capsys)
     (tmp_path / "cache" / ROWS_NAME).write_bytes(b"not parquet")
     store_runs([newest], target)
     with monkeypatch.context() as patched:
@@ -179,10 +183,7 @@ def damage_keys(remote: Path, branch: str, how: str, tmp_path: Path) -> None:
 def test_missing_or_damaged_keys_at_the_tip_give_a_full_build_and_the_right_tree(
         tmp_path, capsys, history, site_branch, how):
     older, newest = history
-    remote = remote_repository(tmp_path)
-    target = data_target(remote, site_branch)
-    store_runs(older, target)
-    publish(tmp_path, target, site_branch, capsys)
+    remote, target, _ = published_once(tmp_path, older, site_branch, capsys)
     damage_keys(remote, site_branch or "gh-pages", how, tmp_path / "owner")
     store_runs([newest], target)
     assert unchanged(publish(tmp_path, target, site_branch, capsys)) == [0]
