@@ -200,8 +200,6 @@ def _fill(files: SiteFiles, plan: SitePlan, extra_data: Iterable[tuple[str, Any]
     def make(outputs_of: Callable[[], Outputs]) -> None:
         outputs = outputs_of()
         for planned in outputs.pages:
-            if planned.template not in templates:
-                templates[planned.template] = env.get_template(planned.template)
             html = templates[planned.template].render(**planned.context)
             files.put(planned.path, scrub(html).encode("utf-8"))
         for relative, payload in outputs.data_files:
