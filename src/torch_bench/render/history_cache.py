@@ -58,6 +58,7 @@ from torch_bench.render.packs import json_bytes
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.columnar import arrow_of, numbers_of, valid_of
+from torch_bench.store.git import Git
 from torch_bench.store.layout import archive_files, is_archive_name, is_data_path, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter
 
@@ -187,11 +188,11 @@ def read_data_file(folder: Path, path: Path, blob: str | None,
 
 def blob_content(folder: Path, oid: str) -> bytes | None:
     """A blob of the repository `folder` is in (fetched, in a partial clone, from a remote
-    that needs no credentials); None when git cannot give it."""
+    that needs no credentials); None when git cannot give it. Git's environment is the
+    project's fixed one (store/git.py: no prompts, no GIT_DIR from outside)."""
     try:
         done = subprocess.run(["git", "-C", str(folder), "cat-file", "blob", oid],
-                              capture_output=True, timeout=600,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+                              capture_output=True, timeout=600, env=Git(folder).env())
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
