@@ -261,3 +261,41 @@ def test_cached_rows_come_back_bit_for_bit(tmp_path):
     for name, dtype in ROW_FIELDS:
         assert back[name].dtype == dtype
         assert back[name].tobytes() == rows[name].tobytes(), name
+
+
+def test_cached_rows_in_many_row_groups_come_back_bit_for_bit(tmp_path, monkeypatch):
+    """Row groups end at file ends only, are read by several threads, and a file's rows come
+    back whole whether its rows lie in one row group or (a cache another writer cut) span
+    several."""
+    monkeypatch.setattr(history_cache, "ROW_GROUP_ROWS", 7)
+    size = 100
+    rows = {name: np.arange(size, dtype=dtype) * 3 for name, dtype in ROW_FIELDS}
+    rows["q1"], rows["q3"] = rows["median"] - 1.5, rows["median"] + 2.0
+    file_ends = [5, 9, 20, 21, 40, 41, 42, 77, 100]
+    assert history_cache.row_group_spans(size, file_ends) == [
+        (0, 9), (9, 20), (20, 40), (40, 77), (77, 100)]
+    (tmp_path / "rows.parquet").write_bytes(rows_parquet(rows, file_ends))
+    groups = history_cache.RowGroups(history_cache.row_groups_of_parquet(
+        tmp_path / "rows.parquet"))
+    assert [len(g["run"]) for g in groups.groups] == [9, 11, 20, 37, 23]
+    for start, end in [(0, 5), (5, 9), (9, 20), (41, 42), (0, 0), (100, 100),
+                       (3, 30), (0, 100), (39, 78)]:  # the last three cross groups
+        got = groups.span(start, end)
+        for name, _ in ROW_FIELDS:
+            assert got[name].tobytes() == rows[name][start:end].tobytes(), (start, end, name)
+    with pytest.raises(IndexError):
+        groups.span(90, 101)
+
+
+def test_a_cache_in_many_row_groups_gives_the_fresh_build(history, tmp_path, capsys,
+                                                         monkeypatch):
+    data, out = history
+    monkeypatch.setattr(history_cache, "ROW_GROUP_ROWS", 10)  # a run file: 2 rows
+    monkeypatch.setattr(history_cache, "TAIL_SHARE", 0.0)  # every build rewrites the rows
+    store(data, a_run(40, scale=1.2))
+    assert "read 1 data files, 40 from the cache" in site(data, out, capsys)
+    assert len(history_cache.row_groups_of_parquet(
+        out / paths.BUILD_CACHE_DIR / ROWS_NAME)) == 9  # 82 rows: 8 groups of 10, the last run's 2
+    store(data, a_run(41, scale=0.9))
+    assert "read 1 data files, 41 from the cache" in site(data, out, capsys)
+    assert_same_as_fresh(data, out, tmp_path, capsys)

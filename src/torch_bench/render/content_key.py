@@ -52,9 +52,9 @@ def text_digests(texts: Sequence[str]) -> np.ndarray:
 def points_key(points: Points, runs: np.ndarray, *inputs: Any) -> str:
     """A hash of some points (through their runs' digests) and of `inputs`."""
     hasher = hashlib.sha1(digest(renderer_fingerprint(), inputs).encode())
-    hasher.update(runs[points.run].tobytes())
+    hasher.update(runs[points.run])
     for column in (points.median, points.q1, points.q3, points.n):
-        hasher.update(np.ascontiguousarray(column).tobytes())
+        hasher.update(np.ascontiguousarray(column))
     return hasher.hexdigest()[:20]
 
 
@@ -94,7 +94,7 @@ def hash_arrays(*parts: Any) -> str:
     hasher = hashlib.sha1(renderer_fingerprint().encode())
     for part in parts:
         if isinstance(part, np.ndarray):
-            hasher.update(np.ascontiguousarray(part).tobytes())
+            hasher.update(np.ascontiguousarray(part))
         else:
             hasher.update(repr(part).encode())
         hasher.update(b"\0")

@@ -24,6 +24,7 @@ Reading with the cache gives exactly the Columns that reading every file would (
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import importlib.util
@@ -33,7 +34,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -55,6 +57,7 @@ from torch_bench.render.columns import (
     join_blocks,
 )
 from torch_bench.render.packs import json_bytes
+from torch_bench.render.workers import default_jobs
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.columnar import arrow_of, numbers_of, valid_of
@@ -77,6 +80,8 @@ TAIL_NAME = "history-tail.parquet"
 CACHE_NAMES = (INDEX_NAME, ROWS_NAME, TAIL_NAME)
 BASE, TAIL = 0, 1  # the two parts of the cached rows
 TAIL_SHARE = 0.1  # rows of the tail part, at most, before both parts are written as one
+ROW_GROUP_ROWS = 1 << 20  # rows of a Parquet row group, at least (but the last)
+MAX_READERS = 4  # threads reading a cache part's row groups
 
 
 @dataclass
@@ -346,8 +351,9 @@ def write_cache(folder: Path, entries: list[FileEntry], base_files: int = 0) -> 
     for name, part in ((ROWS_NAME, BASE), (TAIL_NAME, TAIL)):
         if reuse and part == BASE:
             continue
-        write_bytes_atomic(folder / name, rows_parquet(joined_rows(
-            [e for e in entries if e.part == part])))
+        held = [e for e in entries if e.part == part]
+        ends = np.cumsum([e.block.size for e in held]).tolist()
+        write_bytes_atomic(folder / name, rows_parquet(joined_rows(held), ends))
         written[name] = folder / name
     return written
 
@@ -358,11 +364,14 @@ def joined_rows(entries: list[FileEntry]) -> dict[str, np.ndarray]:
             for name, dtype in ROW_FIELDS}
 
 
-def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
+def rows_parquet(rows: dict[str, np.ndarray], file_ends: Sequence[int] = ()) -> bytes:
     """The rows as Parquet (zstd; floats byte-stream-split, which lets zstd shrink their
     sign and exponent bytes). q1 and q3 are stored as the half width of the interquartile
     range around the median, as every summary has them; the few rows where median -/+ half
-    does not give back the very same bits also keep their q1 and q3 (nulls cost nothing)."""
+    does not give back the very same bits also keep their q1 and q3 (nulls cost nothing).
+    `file_ends`: where each data file's rows end; row groups end only there, once they hold
+    ROW_GROUP_ROWS rows, so each file's rows lie in one row group (`read_cache` takes them
+    as they are read, without joining groups)."""
     median, q1, q3 = rows["median"], rows["q1"], rows["q3"]
     with np.errstate(invalid="ignore", over="ignore"):
         half = (q3 - q1) / 2
@@ -372,20 +381,62 @@ def rows_parquet(rows: dict[str, np.ndarray]) -> bytes:
     columns["half"] = arrow_of(half)
     for name, values in (("q1", q1), ("q3", q3)):
         columns[name] = arrow_of(values, null=exact)
+    table = pa.table(columns)
     out = io.BytesIO()
-    pq.write_table(pa.table(columns), out, compression="zstd",
-                   use_dictionary=["desc", "status", "error", "n"],
-                   use_byte_stream_split=["median", "half", "q1", "q3"])
+    with pq.ParquetWriter(out, table.schema, compression="zstd",
+                          use_dictionary=["desc", "status", "error", "n"],
+                          use_byte_stream_split=["median", "half", "q1", "q3"]) as writer:
+        for start, end in row_group_spans(len(median), file_ends):
+            writer.write_table(table.slice(start, end - start),
+                               row_group_size=max(1, end - start))
     return out.getvalue()
+
+
+def row_group_spans(total: int, file_ends: Sequence[int]) -> list[tuple[int, int]]:
+    """(start, end) of each row group: cut at the first file end after ROW_GROUP_ROWS rows
+    (the last group takes the rest); one empty group for no rows."""
+    spans, start = [], 0
+    for end in file_ends:
+        if end - start >= ROW_GROUP_ROWS and end < total:
+            spans.append((start, end))
+            start = end
+    spans.append((start, total))
+    return spans
 
 
 def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
     """The rows `rows_parquet` wrote, bit for bit."""
+    groups = row_groups_of_parquet(path)
+    if len(groups) == 1:
+        return groups[0]
+    return {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
+
+
+def row_groups_of_parquet(path: Path) -> list[dict[str, np.ndarray]]:
+    """The rows `rows_parquet` wrote, bit for bit, one dict per row group, read by a few
+    threads at once. Parquet decoding releases the GIL; Arrow's own thread pool
+    (`use_threads`) is not used: a process that started it can abort as it exits."""
     # ParquetFile, not read_table: read_table imports pyarrow.dataset, and pyarrow's own
     # conversions to numpy import pandas; both cost more than reading a whole history's rows
     with pq.ParquetFile(path) as rows_file:
-        table = rows_file.read(use_threads=False)
+        count = rows_file.num_row_groups
+        if count < 2:
+            return [rows_of_table(rows_file.read(use_threads=False))]
+    groups: list[dict[str, np.ndarray]] = [{}] * count
 
+    def read_share(first: int, step: int) -> None:
+        with pq.ParquetFile(path) as rows_file:
+            for index in range(first, count, step):
+                groups[index] = rows_of_table(rows_file.read_row_group(index,
+                                                                       use_threads=False))
+    readers = min(count, default_jobs(), MAX_READERS)
+    with ThreadPoolExecutor(readers) as pool:
+        for done in [pool.submit(read_share, k, readers) for k in range(readers)]:
+            done.result()  # a reader's exception, raised here
+    return groups
+
+
+def rows_of_table(table: pa.Table) -> dict[str, np.ndarray]:
     def column(name: str) -> pa.Array:
         chunked = table.column(name)  # one chunk as a rule: joining it would copy it
         return chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
@@ -412,7 +463,8 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
         index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
         if index.get("format") != CACHE_FORMAT or index.get("reader") != reader_fingerprint():
             return {}
-        parts = [rows_of_parquet(folder / ROWS_NAME), rows_of_parquet(folder / TAIL_NAME)]
+        parts = [RowGroups(row_groups_of_parquet(folder / ROWS_NAME)),
+                 RowGroups(row_groups_of_parquet(folder / TAIL_NAME))]
         tables = {digest: [Descriptor.from_json(item) for item in items]
                   for digest, items in index["tables"].items()}
         entries: dict[str, FileEntry] = {}
@@ -424,14 +476,39 @@ def read_cache(folder: Path) -> dict[str, FileEntry]:
             rows, start = parts[part], starts[part]
             end = start + int(item["rows"])
             block = RowBlock(item["runs"], tables[item["table"]], item["statuses"],
-                             item["errors"], {name: column[start:end]
-                                              for name, column in rows.items()},
-                             table_id=item["table"])
+                             item["errors"], rows.span(start, end), table_id=item["table"])
             entries[item["path"]] = FileEntry(item["path"], item["key"], item["problems"],
                                               block, item["table"], part)
             starts[part] = end
-        if starts != [len(rows["run"]) for rows in parts]:
+        if starts != [rows.total for rows in parts]:
             return {}
         return entries
     except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, pa.ArrowException):
         return {}
+
+
+class RowGroups:
+    """A cache part's rows as read, one dict of columns per row group."""
+
+    def __init__(self, groups: list[dict[str, np.ndarray]]) -> None:
+        self.groups = groups
+        self.starts = np.cumsum([0, *(len(g["run"]) for g in groups)]).tolist()
+        self.total = self.starts[-1]
+
+    def span(self, start: int, end: int) -> dict[str, np.ndarray]:
+        """Rows start..end: views of one row group's columns (as `rows_parquet` writes
+        them), else their pieces joined."""
+        if not 0 <= start <= end <= self.total:
+            raise IndexError(f"rows {start}..{end} of {self.total}")
+        first = bisect.bisect_right(self.starts, start) - 1
+        pieces = []
+        for index in range(min(first, len(self.groups) - 1), len(self.groups)):
+            lo, hi = self.starts[index], self.starts[index + 1]
+            group = self.groups[index]
+            pieces.append({name: column[max(start, lo) - lo:min(end, hi) - lo]
+                           for name, column in group.items()})
+            if end <= hi:
+                break
+        if len(pieces) == 1:
+            return pieces[0]
+        return {name: np.concatenate([piece[name] for piece in pieces]) for name in pieces[0]}
