@@ -199,6 +199,26 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout
 
 
+def test_blob_ids_come_from_the_data_folders_repository_whatever_the_environment(
+        tmp_path, monkeypatch):
+    """A build run from a git hook or another repository's job (GIT_DIR, GIT_INDEX_FILE set
+    there) still keys the data folder's files by their own blob ids."""
+    data_repo, elsewhere = tmp_path / "data-repo", tmp_path / "elsewhere"
+    store(data_repo / "data", a_run(0))
+    for repo in (data_repo, elsewhere):
+        git(repo if repo.exists() else tmp_path, "init", "-q", str(repo))
+    (elsewhere / "other.txt").write_text("not a data file")
+    for repo in (data_repo, elsewhere):
+        git(repo, "add", ".")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "files")
+    expected = {"runs/2026/01/run-000.json":
+                "git:" + git(data_repo, "rev-parse", "HEAD:data/runs/2026/01/run-000.json").strip()}
+    assert history_cache.git_blob_ids(data_repo / "data") == expected
+    monkeypatch.setenv("GIT_DIR", str(elsewhere / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(elsewhere))
+    assert history_cache.git_blob_ids(data_repo / "data") == expected
+
+
 def test_a_fresh_clone_finds_its_files_in_a_cache_kept_apart(tmp_path, capsys):
     """As in CI: every job clones the data branch anew (new modification times) and builds
     into a fresh folder; the cache restored between jobs is a folder of its own."""

@@ -133,11 +133,14 @@ def file_key(path: Path) -> str:
 
 def git_blob_ids(folder: Path) -> dict[str, str]:
     """Blob id of every file under `folder` that git tracks and that is unchanged in the work
-    tree (paths relative to `folder`); empty when it is not a git checkout or git fails."""
+    tree (paths relative to `folder`); empty when it is not a git checkout or git fails.
+    Git's environment is the project's fixed one, as for `blob_content`."""
+    env = Git(folder).env()
+
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
-                                  text=True, timeout=120)
+                                  text=True, timeout=120, env=env)
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout if done.returncode == 0 else None
