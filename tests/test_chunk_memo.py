@@ -126,3 +126,18 @@ def test_a_site_updated_with_the_memo_equals_a_fresh_build(tmp_path):
     build_site(History(tuple(runs[:45])), site)  # the memo covers four chunks
     build_site(History(tuple(runs)), site)
     assert tree(site) == tree(build_site(History(tuple(runs)), tmp_path / "fresh"))
+
+
+def test_hashes_made_by_threads_come_back_in_order(monkeypatch):
+    import hashlib
+
+    import numpy as np
+
+    from torch_bench.render import content_key
+    monkeypatch.setattr(content_key, "default_jobs", lambda: 4)  # threads even on one core
+    arrays = [np.full(1000 + 37 * i, i, np.float64) for i in range(50)]
+
+    def sha(values):
+        return hashlib.sha1(values).hexdigest()
+    assert content_key.hashed_by_threads(sha, arrays) == [sha(a) for a in arrays]
+    assert content_key.hashed_by_threads(sha, []) == []

@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from torch_bench.render import data
-from torch_bench.render.content_key import chunk_digests, renderer_fingerprint
+from torch_bench.render.content_key import (
+    chunk_digests,
+    hashed_by_threads,
+    renderer_fingerprint,
+)
 from torch_bench.render.model import Points, Series
 
 EnvOf = Callable[[Series], np.ndarray]  # a series' data.environment_index codes
@@ -56,6 +60,7 @@ class ChunkMemo:
         self._run_digests = run_digests
         self._series: dict[str, dict[str, Any]] = {}
         self._kept: dict[str, dict[str, Any]] = {}
+        self._hashes: dict[tuple[str, int], str] = {}  # (series key, points covered) -> hash
         if _still_valid(stored, run_digests):
             assert stored is not None
             self._series = stored["series"]
@@ -89,7 +94,7 @@ class ChunkMemo:
             covered = int(entry["points"]) if entry else 0
             count = covered // data.CHUNK_POINTS
             if not entry or covered % data.CHUNK_POINTS or not 0 < count <= whole or \
-                    entry["hash"] != points_hash(series.points[:covered]):
+                    entry["hash"] != self._points_hash(series, covered):
                 return nothing
             digests = tuple(str(d) for d in entry["digests"])
             lengths = tuple(int(n) for n in entry["lengths"])
@@ -98,6 +103,22 @@ class ChunkMemo:
         if len(digests) != count or len(lengths) != count:
             return nothing
         return Chunks(digests, lengths), entry["hash"]
+
+    def hash_ahead(self, series_list: Sequence[Series]) -> None:
+        """Hash the points each remembered entry covers, for every series at once on a few
+        threads, ahead of `chunks`."""
+        todo = []
+        for series in series_list:
+            entry = self._series.get(series.key)
+            covered = entry.get("points") if isinstance(entry, dict) else None
+            if isinstance(covered, int) and 0 < covered <= len(series.points):
+                todo.append((series, covered))
+        hashes = hashed_by_threads(lambda item: points_hash(item[0].points[:item[1]]), todo)
+        self._hashes = {(s.key, covered): h for (s, covered), h in zip(todo, hashes, strict=True)}
+
+    def _points_hash(self, series: Series, covered: int) -> str:
+        found = self._hashes.get((series.key, covered))
+        return found if found is not None else points_hash(series.points[:covered])
 
     def kept(self) -> dict[str, Any]:
         """The memo to keep for the next build: this build's chunks of every series."""
@@ -121,4 +142,5 @@ def _still_valid(stored: Mapping[str, Any] | None, run_digests: np.ndarray) -> b
 
 def all_chunks(series_list: Sequence[Series], memo: ChunkMemo,
                env_of: EnvOf) -> dict[str, Chunks]:
+    memo.hash_ahead(series_list)
     return {series.key: memo.chunks(series, env_of) for series in series_list}

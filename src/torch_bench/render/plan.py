@@ -13,6 +13,7 @@ from torch_bench.render import data, packs, pages, paths, trends
 from torch_bench.render.chunk_memo import ChunkMemo, Chunks, all_chunks
 from torch_bench.render.content_key import (
     hash_arrays,
+    hashed_by_threads,
     run_digests,
     series_key,
     text_digests,
@@ -208,19 +209,25 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
     index_key = hash_arrays([s.benchmark_id for s in model.series])
     columns, row_series = model.columns, model.row_series
     statuses = text_digests(columns.statuses) if columns is not None else None
-    groups = []
-    for k in range(-(-len(model.runs) // data.RUN_CHUNK)):
-        runs = model.runs[k * data.RUN_CHUNK:(k + 1) * data.RUN_CHUNK]
-        table, values = paths.run_table(k), paths.run_values_pack(k)
-        parts: list[Any] = [index_key, table, values, digests[runs[0].index:runs[-1].index + 1]]
+    chunks = [model.runs[k * data.RUN_CHUNK:(k + 1) * data.RUN_CHUNK]
+              for k in range(-(-len(model.runs) // data.RUN_CHUNK))]
+    ok = columns.ok if columns is not None else None  # worked out before the threads start
+    if model.runs:
+        model.run_rows(model.runs[0])  # and so are the runs' row bounds
+
+    def key(k: int) -> str:
+        runs = chunks[k]
+        parts: list[Any] = [index_key, paths.run_table(k), paths.run_values_pack(k),
+                            digests[runs[0].index:runs[-1].index + 1]]
         if columns is not None and row_series is not None and statuses is not None:
             rows = slice(model.run_rows(runs[0]).start, model.run_rows(runs[-1]).stop)
             bounds = [model.run_rows(run).start for run in runs]
             parts += [np.asarray(bounds), row_series[rows], columns.rows["median"][rows],
-                      columns.ok[rows], statuses[columns.rows["status"][rows]]]
-        groups.append(KeyedGroup(hash_arrays(*parts), (table, values),
-                                 lambda runs=runs, k=k: run_chunk_outputs(model, runs, k)))
-    return groups
+                      ok[rows], statuses[columns.rows["status"][rows]]]
+        return hash_arrays(*parts)
+    return [KeyedGroup(chunk_key, (paths.run_table(k), paths.run_values_pack(k)),
+                       lambda runs=chunks[k], k=k: run_chunk_outputs(model, runs, k))
+            for k, chunk_key in enumerate(hashed_by_threads(key, range(len(chunks))))]
 
 
 def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:
