@@ -1,6 +1,8 @@
 """Secrets kept out of case processes and out of captured text."""
 
-from torch_bench.redact import is_secret_name, scrub_secrets, token_free_environment
+import pytest
+
+from torch_bench.redact import MASK, is_secret_name, scrub_secrets, token_free_environment
 
 RUNNER = {
     "GITHUB_TOKEN": "ghs_runnertoken000000000000000000000",
@@ -75,3 +77,13 @@ def test_a_secret_set_after_an_earlier_scrub_is_masked_too(monkeypatch):
     monkeypatch.delenv("GH_TOKEN")
     assert scrub(page) == page
     assert scrub(page + "ghr_" + "x" * 30) == page + "***"
+
+
+@pytest.mark.parametrize("prefix", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"])
+def test_every_token_shape_is_masked_anywhere_in_a_large_page(prefix):
+    token = prefix + "Ab1" * 10
+    page = "<p>height 12</p>" * 2500  # "gh" everywhere, no token
+    assert scrub_secrets(page, {}) == page
+    for text in (token + page, page + token, page + f"<code>{token}</code>" + page):
+        masked = scrub_secrets(text, {})
+        assert token not in masked and MASK in masked

@@ -314,3 +314,24 @@ def test_a_trend_card_says_the_unit_once(model):
     bert = series_named(model, "bert", dtype="float32", batch_size=1)
     card = trend_card(bert, [], noise_band(bert, "main"), "main")
     assert card.latest.count(bert.unit) == 1, card.latest
+
+
+def test_environment_change_labels_follow_each_series_own_points():
+    """Labels are worked out once per pair of versions for all series (a memo on the run
+    table), yet each series gets the changes between its own consecutive points."""
+    from torch_bench.results.schema import measured, new_run
+    torches = ["2.5.0", "2.5.0", "2.6.0", "2.6.0", "2.5.0", "2.6.0"]
+    runs = []
+    for i, torch in enumerate(torches):
+        results = [measured("rnns", name, "forward_time", [1.0 + i] * 3)
+                   for name in ("lstm", "gru") if not (name == "gru" and i == 2)]
+        runs.append(new_run(results, run_id=f"r{i}", created_at=f"2026-01-0{i + 1}T00:00:00Z",
+                            git={"sha": f"{i:040x}", "branch": "main"},
+                            env={"torch": torch, "cuda": "12.4" if i < 5 else "12.6"}))
+    model = build_model(History(tuple(runs)))
+    by_name = {s.name: [(c.index, c.label) for c in env_changes(s.points)]
+               for s in model.series}
+    assert by_name["lstm"] == [(2, "torch 2.5.0 → 2.6.0"), (4, "torch 2.6.0 → 2.5.0"),
+                               (5, "torch 2.5.0 → 2.6.0; CUDA 12.4 → 12.6")]
+    assert by_name["gru"] == [(2, "torch 2.5.0 → 2.6.0"), (3, "torch 2.6.0 → 2.5.0"),
+                              (4, "torch 2.5.0 → 2.6.0; CUDA 12.4 → 12.6")]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torch_bench.render.model import ChangePointFinder, Points, Series
+from torch_bench.render.model import ChangePointFinder, Points, RunInfo, Series
 
 # Environment fields whose change is marked on a trend (attribute of RunInfo, label).
 ENV_MARKER_FIELDS = (("torch", "torch"), ("cuda", "CUDA"), ("driver", "driver"))
@@ -34,16 +34,27 @@ def env_changes(points: Points) -> tuple[EnvChange, ...]:
 
 
 def _env_changes(points: Points) -> tuple[EnvChange, ...]:
-    codes = points.table.versions[points.run]
-    infos, runs = points.table.infos, points.run
+    table, runs = points.table, points.run
+    codes = table.versions[runs]
+    # The text depends on the two versions alone: worked out once per pair for all series
+    # (a thousand benchmarks cross the same upgrades).
+    texts = table.version_change_texts
     changes = []
     for i in (np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist():
-        old, new = infos[int(runs[i - 1])], infos[int(runs[i])]
-        parts = [f"{label} {getattr(old, attr) or '?'} → {getattr(new, attr) or '?'}"
-                 for attr, label in ENV_MARKER_FIELDS if getattr(old, attr) != getattr(new, attr)]
-        if parts:
-            changes.append(EnvChange(i, "; ".join(parts)))
+        pair = (int(codes[i - 1]), int(codes[i]))
+        text = texts.get(pair)
+        if text is None:
+            text = texts[pair] = _change_text(table.infos[int(runs[i - 1])],
+                                              table.infos[int(runs[i])])
+        if text:
+            changes.append(EnvChange(i, text))
     return tuple(changes)
+
+
+def _change_text(old: RunInfo, new: RunInfo) -> str:
+    return "; ".join(f"{label} {getattr(old, attr) or '?'} → {getattr(new, attr) or '?'}"
+                     for attr, label in ENV_MARKER_FIELDS
+                     if getattr(old, attr) != getattr(new, attr))
 
 
 def baseline_positions(series: Series, baseline_branch: str | None,

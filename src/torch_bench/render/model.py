@@ -102,6 +102,11 @@ class RunTable:
         return np.asarray([seen.setdefault((r.torch, r.cuda, r.driver), len(seen))
                            for r in self.infos], np.int32)
 
+    @functools.cached_property
+    def version_change_texts(self) -> dict[tuple[int, int], str]:
+        """Memo of markers.env_changes: the text of a change between two `versions` codes."""
+        return {}
+
 
 class Points(Sequence[Point]):
     """A series' points as columns (`run`: positions in the RunTable, oldest first); a Point
