@@ -23,7 +23,8 @@ from torch_bench.analyze.baseline import candidates
 from torch_bench.analyze.rule import DEFAULT_POLICY
 from torch_bench.errors import UserError
 from torch_bench.results.schema import Run
-from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.reader import RunFilter
+from torch_bench.store.run_index import index_history
 
 ROUNDS = 3
 DEFAULT_MAX_TIME_S = 3.0  # `torch-bench run`'s default budget per metric
@@ -31,9 +32,9 @@ DEFAULT_MAX_TIME_S = 3.0  # `torch-bench run`'s default budget per metric
 
 def history_runs(history: Path, head: Run, base_branch: str) -> int:
     """Trusted base-branch runs on the head's fingerprint: what teaches the noise."""
-    runs = load_history(history, RunFilter(fingerprint=head.fingerprint)).runs \
+    runs = index_history(history, RunFilter(fingerprint=head.fingerprint)).runs \
         if history.is_dir() else ()
-    return len(candidates(runs, [head], base_branch))
+    return len(candidates(runs, [head], base_branch))  # type: ignore[arg-type]
 
 
 def wants_ab(inputs: ActionInputs, ctx: RunContext, head: Run, history: Path) -> bool:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from torch_bench.analyze import git
@@ -25,6 +26,7 @@ from torch_bench.analyze.baseline import (
     noise_history,
 )
 from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm, name_filter
+from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.boundary import http_url
@@ -36,6 +38,7 @@ from torch_bench.report.markdown import ReportContext, format_report
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
 from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.run_index import IndexedRun, IndexMismatch, index_history, read_in_full
 
 EXIT_REGRESSION = 1
 
@@ -181,12 +184,16 @@ def handle(args: argparse.Namespace) -> int:
     policy = policy_from(args)
     head = load_runs(args.head, "HEAD")
     base_branch = args.base_branch or head[0].git.get("base_branch") or "main"
-    history = load_history(args.history, RunFilter(fingerprint=head[0].fingerprint)).runs \
-        if args.history else ()
-    baseline = resolve_baseline(args, head, history, base_branch)
-    comparison = compare_runs(baseline.runs, head, noise_history(
-        history, head, base_branch, baseline), policy=policy,
-        ignore_environment=args.ignore_environment, baseline_note=baseline.how)
+    where = RunFilter(fingerprint=head[0].fingerprint)
+    try:
+        baseline, history = chosen_runs(args, head, base_branch, index_history(
+            args.history, where).runs if args.history else ())
+    except IndexMismatch:  # a file damaged where the index did not look: read it all
+        baseline, history = chosen_runs(args, head, base_branch,
+                                        load_history(args.history, where).runs)
+    comparison = compare_runs(baseline.runs, head, history, policy=policy,
+                              ignore_environment=args.ignore_environment,
+                              baseline_note=baseline.how)
     if args.confirm_base:
         comparison = confirm_targets(comparison, args, policy)
     if args.rerun_command and comparison.of_kind(Kind.REGRESSION):
@@ -195,7 +202,18 @@ def handle(args: argparse.Namespace) -> int:
     return emit(comparison, args, head)
 
 
-def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run],
+def chosen_runs(args, head: Sequence[Run], base_branch: str,
+                stored: Sequence[Run | IndexedRun]) -> tuple[Baseline, list[Run]]:
+    """The baseline and the history runs the rule uses (the newest HISTORY_WINDOW up to the
+    baseline), read in full; `stored`: the history's runs, or their index entries (only the
+    runs chosen are then read)."""
+    baseline = resolve_baseline(args, head, stored, base_branch)
+    history = noise_history(stored, head, base_branch, baseline)[-HISTORY_WINDOW:]
+    runs = read_in_full([*baseline.runs, *history])
+    return replace(baseline, runs=tuple(runs[:len(baseline.runs)])), runs[len(baseline.runs):]
+
+
+def resolve_baseline(args, head: Sequence[Run], history: Sequence[Run | IndexedRun],
                      base_branch: str) -> Baseline:
     if args.base != "auto":
         try:

@@ -90,14 +90,16 @@ def _runs_digest(entries: list) -> str:
     return hashlib.sha256(json.dumps(entries, separators=(",", ":")).encode()).hexdigest()
 
 
-def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archive, list[str]]:
+def decode_archive(data: bytes, source: str, trust: bool = True,
+                   only: set[str] | None = None) -> tuple[Archive, list[str]]:
     """The archive (Parquet or JSON) and the problems of runs inside it (each named
     `<file>: runs[i]: ...`, skipped). A file that cannot be read at all raises
     InvalidDocument naming it. With `trust`, runs of an archive torch-bench wrote and nobody
     changed (a JSON archive matching its digest, a Parquet archive with its metadata) are not
-    validated again."""
+    validated again. `only`: the ids of the runs wanted (default: all); a Parquet archive
+    decodes no other run's rows."""
     if data[:4] == PARQUET_MAGIC:
-        return _decode_parquet(data, source, trust)
+        return _decode_parquet(data, source, trust, only)
     try:
         text = gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
@@ -122,14 +124,17 @@ def decode_archive(data: bytes, source: str, trust: bool = True) -> tuple[Archiv
                 runs.append(parse_run(entry, f"{source}: runs[{index}]"))
         except InvalidDocument as exc:
             problems.append(str(exc))
+    if only is not None:
+        runs = [run for run in runs if run.run_id in only]
     archive = Archive(str(document.get("month", "")), tuple(runs),
                       document.get("samples") == "summarised")
     return archive, problems
 
 
-def _decode_parquet(data: bytes, source: str, trust: bool) -> tuple[Archive, list[str]]:
+def _decode_parquet(data: bytes, source: str, trust: bool,
+                    only: set[str] | None) -> tuple[Archive, list[str]]:
     from torch_bench.store import columnar
-    metadata, documents, runs = columnar.decode(data, source)
+    metadata, documents, runs = columnar.decode(data, source, only)
     problems = []
     if documents is None and not trust:
         documents = [run.to_dict() for run in runs]

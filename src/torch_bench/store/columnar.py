@@ -123,11 +123,12 @@ def encode(runs: Sequence[Run], metadata: dict[str, Any]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None,
-                                                list[Run]]:
+def decode(data: bytes, source: str, only: set[str] | None = None
+           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, list[Run]]:
     """(metadata, None, runs) of a Parquet archive torch-bench wrote (its runs were validated
     before they were written), or (metadata, documents, []) of one it did not: its runs as
-    run documents, to be validated. Raises InvalidDocument naming `source` when the file is
+    run documents, to be validated. `only`: the ids of the runs wanted (default: all); the
+    other runs' rows are not decoded. Raises InvalidDocument naming `source` when the file is
     not a readable table of SCHEMA."""
     try:
         file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=DICTIONARY_COLUMNS,
@@ -143,6 +144,8 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
     if wrong:
         raise InvalidDocument(f"{source}: not a torch-bench archive: {wrong}")
     try:
+        if only is not None:
+            table = table.filter(pa.array(_rows_of_runs(table.column("run_id"), only)))
         rows = _rows(table)
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise InvalidDocument(f"{source}: not a torch-bench archive ({exc})") from None
@@ -152,6 +155,52 @@ def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[dict[str, Any
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # not as written: validate every run instead
     return metadata if isinstance(metadata, dict) else {}, _documents(rows), []
+
+
+def _rows_of_runs(run_ids: pa.ChunkedArray, only: set[str]) -> np.ndarray:
+    """Which rows belong to the runs `only` names, judged once per distinct run id."""
+    masks = [np.zeros(0, bool)]
+    for chunk in run_ids.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        words = chunk.dictionary.to_pylist()
+        wanted = np.asarray([word in only for word in words] + [False], bool)
+        masks.append(wanted[dictionary_codes(chunk.indices, len(words))])
+    return np.concatenate(masks)
+
+
+def run_facts(data: bytes, source: str) -> list[tuple[str, str, Any]] | None:
+    """(run id, created_at, the run's git, ci, env and config) of each run of a Parquet
+    archive torch-bench wrote, in the order stored, read from those columns alone (each run's
+    first row); None for one it did not write (its runs are to be read and validated in
+    full). Raises InvalidDocument naming `source` when the file is not a readable table of
+    SCHEMA."""
+    names = ["run_id", "created_at", "run"]
+    try:
+        file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=names,
+                              page_checksum_verification=True)
+        if not written_by_us(metadata_of(file)) or schema_problem(file.schema_arrow):
+            return None
+        table = file.read(columns=names, use_threads=False)
+        found: dict[Any, tuple[Any, Any]] = {}
+        for batch in table.to_batches():
+            run_ids = batch.column(0)
+            if not pa.types.is_dictionary(run_ids.type):
+                run_ids = run_ids.dictionary_encode()
+            codes = dictionary_codes(run_ids.indices, -1)
+            _, first = np.unique(codes, return_index=True)
+            for row in np.sort(first).tolist():
+                run_id = run_ids[row].as_py()
+                if run_id not in found:
+                    found[run_id] = (batch.column(1)[row].as_py(), batch.column(2)[row].as_py())
+        facts = [(run_id, created, json.loads(run) if isinstance(run, str) else None)
+                 for run_id, (created, run) in found.items()]
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InvalidDocument(f"{source}: not a readable Parquet archive ({exc})") from None
+    if any(not isinstance(run_id, str) or not isinstance(created, str)
+           for run_id, created, _ in facts):
+        return None
+    return facts
 
 
 def metadata_of(file: pq.ParquetFile) -> Any:
