@@ -29,7 +29,8 @@ from torch_bench.report.actions import warning
 from torch_bench.results.document import load_run
 from torch_bench.results.run_notes import bisect_note
 from torch_bench.results.schema import Run
-from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.reader import RunFilter
+from torch_bench.store.run_index import index_history
 
 ROUNDS = 2  # per step; each round measures three commits
 
@@ -64,8 +65,8 @@ def plan(inputs: ActionInputs, ctx: RunContext, verdict: str, head: Run, history
     bad = head.git.get("sha")
     if not benchmarks or not bad:
         return "bisect: no regressed benchmark with a commit to search"
-    runs = load_history(history, RunFilter(branch=ctx.branch,
-                                           fingerprint=head.fingerprint)).runs \
+    runs = index_history(history, RunFilter(branch=ctx.branch,
+                                            fingerprint=head.fingerprint)).runs \
         if history.is_dir() else ()
     good = previous_commit(runs, bad)
     if good is None:

@@ -32,7 +32,8 @@ from torch_bench.fileio import parse_json, read_text, write_text_atomic
 from torch_bench.report import actions
 from torch_bench.results.document import load_run
 from torch_bench.results.run_notes import op_diff_note
-from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.reader import RunFilter
+from torch_bench.store.run_index import index_history
 
 FULL = "explain.md"  # in the output folder: the full diff (job summary)
 SHORT = "explain-comment.md"  # the collapsed diff appended to the PR comment's report
@@ -96,8 +97,8 @@ def explain_push(inputs: ActionInputs, ctx: RunContext, results: Path, verdicts:
     with the run, or None (nothing explained, or nothing to compare with)."""
     head = load_run(results)
     sha = head.git.get("sha")
-    runs = load_history(history, RunFilter(branch=ctx.branch, fingerprint=head.fingerprint)
-                        ).runs if history.is_dir() else ()
+    runs = index_history(history, RunFilter(branch=ctx.branch, fingerprint=head.fingerprint)
+                         ).runs if history.is_dir() else ()
     previous = previous_commit(runs, sha) if sha else None
     if previous is None:
         print("explain: no earlier measured commit of this branch and environment to "

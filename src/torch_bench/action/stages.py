@@ -29,8 +29,9 @@ from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
 from torch_bench.store.publish import BuiltSite, checkout_data, edit_data, publish_site
-from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target, store_runs
+from torch_bench.store.run_index import index_history
 from torch_bench.store.site_branch import publish_site_branch
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str
     left_out = None
     if head.is_file() and history.is_dir():
         fingerprint = load_run(head).fingerprint
-        runs = load_history(history, RunFilter(fingerprint=fingerprint)).runs
+        runs = index_history(history, RunFilter(fingerprint=fingerprint)).runs
         left_out = left_out_note(untrusted_of(runs, fingerprint, branch))
     if left_out:
         return (f"No baseline yet: {left_out}. Branch {branch!r} has runs with this run's "
