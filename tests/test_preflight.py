@@ -148,3 +148,15 @@ def test_the_cpu_clock_tolerates_more_interruptions_and_one_bad_result_only_warn
     from torch_bench.results.schema import measured
 
     assert evaluate_interruptions([measured("s", "x", "latency", [1.0])]) == []  # not counted
+
+
+def test_a_busy_cpu_with_several_torch_threads_names_threads_1_as_the_remedy():
+    busy = CpuReading(cores=2, others_core_percent=150, interval_s=1.0)
+    for clock in ("wall", "cpu"):
+        [finding] = evaluate([], busy, clock=clock, threads=2).findings
+        assert "the cases run 2 torch threads" in finding.message
+        assert "pass --threads 1" in finding.message
+    for quiet in (evaluate([], busy, threads=1), evaluate([], busy),
+                  evaluate([], CpuReading(cores=2, others_core_percent=2, interval_s=1.0),
+                           threads=2)):
+        assert "--threads 1" not in quiet.findings[0].message

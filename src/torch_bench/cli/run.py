@@ -221,7 +221,7 @@ def handle(args: argparse.Namespace) -> int:
     preflight, finished = None, []
     try:
         with stop_on_signals():
-            preflight = _preflight(console, config.preflight, clock.clock) \
+            preflight = _preflight(console, config.preflight, clock.clock, threads) \
                 if args.preflight else None
             results = _execute_with_progress(planned, config, console, loops, finished)
     except (Stopped, KeyboardInterrupt) as stop:
@@ -260,8 +260,9 @@ def _keep_finished(args, config, env, preflight, finished: list, planned: int,
     return status
 
 
-def _preflight(console: Console, limits: Thresholds, clock: str = "wall") -> Preflight:
-    report = run_preflight(limits, clock)
+def _preflight(console: Console, limits: Thresholds, clock: str = "wall",
+               threads: int | None = None) -> Preflight:
+    report = run_preflight(limits, clock, threads)
     _print_findings(console, report.findings)
     if not report.trusted:
         console.print("[red]pre-flight failed: this run is recorded as untrusted (kept, but not "

@@ -154,14 +154,21 @@ def cpu_reading(before: CpuTimes, after: CpuTimes, cores: int) -> CpuReading:
     return CpuReading(cores=cores, others_core_percent=percent, interval_s=wall)
 
 
-def evaluate_cpu(cpu: CpuReading, limits: Thresholds, clock: str = "wall") -> list[Finding]:
+def evaluate_cpu(cpu: CpuReading, limits: Thresholds, clock: str = "wall",
+                 threads: int | None = None) -> list[Finding]:
     """Other processes' CPU use against the limit: a failure on the wall clock, which counts
     the time they take from the cases; a warning on the CPU clock, which does not (the
-    samples' interruptions then decide, see `evaluate_interruptions`)."""
+    samples' interruptions then decide, see `evaluate_interruptions`). `threads`: the cases'
+    torch threads; more than one on a busy CPU is named as the likely cause of slow, swinging
+    timings."""
     busy = cpu.others_core_percent > limits.cpu_busy_limit
     message = (f"other processes used {cpu.others_core_percent:.0f}% of one core "
                f"(limit {limits.cpu_busy_limit:g}%) over {cpu.interval_s:.1f} s, "
                f"on {cpu.cores} cores")
+    if busy and threads is not None and threads > 1:
+        message += (f"; the cases run {threads} torch threads, which wait for each other "
+                    "on cores others use (timings slow down and swing by orders of "
+                    "magnitude): pass --threads 1")
     if busy and clock == "cpu":
         return [Finding("cpu_load", "warn", message + "; the CPU clock does not count their "
                                                       "time: the samples' interruptions decide")]
@@ -171,10 +178,11 @@ def evaluate_cpu(cpu: CpuReading, limits: Thresholds, clock: str = "wall") -> li
 
 
 def evaluate(gpus: Sequence[GpuReading], cpu: CpuReading | None,
-             limits: Thresholds = Thresholds(), clock: str = "wall") -> Preflight:
+             limits: Thresholds = Thresholds(), clock: str = "wall",
+             threads: int | None = None) -> Preflight:
     findings = [f for gpu in gpus for f in evaluate_gpu(gpu, limits)]
     if cpu is not None:
-        findings.extend(evaluate_cpu(cpu, limits, clock))
+        findings.extend(evaluate_cpu(cpu, limits, clock, threads))
     return Preflight(tuple(findings))
 
 
@@ -305,6 +313,7 @@ def _mig_handle(pynvml, mig_uuid: str):
         return None
 
 
-def run_preflight(limits: Thresholds = Thresholds(), clock: str = "wall") -> Preflight:
+def run_preflight(limits: Thresholds = Thresholds(), clock: str = "wall",
+                  threads: int | None = None) -> Preflight:
     return evaluate(read_gpus(own_pids=[psutil.Process().pid]),
-                    read_cpu(limits.cpu_check_s), limits, clock)
+                    read_cpu(limits.cpu_check_s), limits, clock, threads)
