@@ -7,7 +7,8 @@ facts of its runs and which descriptor table its rows use (tables are shared: mo
 measure the same benchmarks) and which of two row files holds its rows; `history.parquet`
 holds the rows of the files known when it was written, `history-tail.parquet` those of the
 files read since, each file's rows one after the other (`rows_parquet`: compressed, the
-quartiles as one half width where that is exact). A build that reads a few new files writes
+quartiles as one half width where that is exact, in row groups that end only at a file's
+end, read back by a few threads and taken as they are). A build that reads a few new files writes
 the tail and the index again, not the whole history's rows; once the tail holds more than
 TAIL_SHARE of the rows, or a file of the first part is gone or changed, both are written
 anew as one.
