@@ -147,3 +147,21 @@ def test_a_chosen_run_that_does_not_read_back_makes_compare_read_everything(data
     whole = compared(tmp_path, data, name="whole")
     assert whole == indexed
     assert "run-310" not in json.dumps(whole)  # skipped as a bad file, as the reader does
+
+
+def test_an_archive_whose_run_column_is_not_an_object_is_indexed_without_facts(tmp_path):
+    """Its runs then match no filter on facts (and read back only if they are whole)."""
+    import pyarrow as pa
+
+    from torch_bench.store import columnar
+    runs = [a_run("2025-11", d, 100 + d) for d in range(1, 3)]
+    table = columnar.runs_table(runs, {"month": "2025/11", "samples": "kept"})
+    broken = table.set_column(table.schema.get_field_index("run"), "run",
+                              pa.array(["[1, 2]"] * table.num_rows, pa.string()))
+    path = tmp_path / "data" / archive_path("2025/11", archive_digest(r.run_id for r in runs))
+    path.parent.mkdir(parents=True)
+    columnar.write_table(broken.replace_schema_metadata(table.schema.metadata), str(path))
+    index = index_history(tmp_path / "data")
+    assert [(r.run_id, dict(r.git), r.fingerprint) for r in index.runs] == [
+        ("run-101", {}, None), ("run-102", {}, None)]
+    assert index_history(tmp_path / "data", RunFilter(fingerprint="fp-test-0001")).runs == ()

@@ -120,8 +120,8 @@ def _archive_entries(path: Path, problems: list[str]) -> list[IndexedRun]:
         from torch_bench.store import columnar
         facts = columnar.run_facts(data, str(path))
         if facts is not None:
-            return [IndexedRun(run_id, created_at, _mapping(run.get("git")),
-                               _mapping(run.get("env")), path)
+            return [IndexedRun(run_id, created_at, _mapping(_mapping(run).get("git")),
+                               _mapping(_mapping(run).get("env")), path)
                     for run_id, created_at, run in facts]
     archive, found = decode_archive(data, str(path))
     problems.extend(found)
