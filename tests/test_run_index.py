@@ -165,3 +165,31 @@ def test_an_archive_whose_run_column_is_not_an_object_is_indexed_without_facts(t
     assert [(r.run_id, dict(r.git), r.fingerprint) for r in index.runs] == [
         ("run-101", {}, None), ("run-102", {}, None)]
     assert index_history(tmp_path / "data", RunFilter(fingerprint="fp-test-0001")).runs == ()
+
+
+@pytest.mark.parametrize("shape", ["as written", "results first", "nested results key",
+                                   "results text in a message", "indented"])
+def test_a_run_files_facts_come_from_its_members_before_the_results_whatever_its_shape(
+        tmp_path, shape, monkeypatch):
+    run = make_run([ok("steady", 10)], run_id="run-1", sha="c" * 40,
+                   created_at="2026-01-05T00:00:00Z")
+    document = run.to_dict()
+    if shape == "results text in a message":
+        document["git"]["message"] = 'fix "results": [1], "env": {"fingerprint": "x"}'
+    if shape == "nested results key":
+        document["config"] = {"results": [{"env": {"fingerprint": "nested"}}]}
+    if shape == "results first":
+        document = {"results": document.pop("results"), **document}
+    path = tmp_path / "data" / run_path(run)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document, indent=2 if shape == "indented" else None))
+    parsed = []
+    parse_json = run_index.parse_json
+    monkeypatch.setattr(run_index, "parse_json",
+                        lambda text, source: parsed.append(len(text)) or parse_json(text, source))
+    [entry] = index_history(tmp_path / "data").runs
+    whole = path.stat().st_size
+    assert (whole in parsed) == (shape == "results first")  # else only the part before
+    full = load_history(tmp_path / "data").runs[0]
+    assert facts([entry]) == facts([full])
+    assert read_in_full([entry]) == [full]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torch_bench.decoding import MAX_JSON_CHARS
 from torch_bench.errors import UserError
 from torch_bench.fileio import parse_json, read_text
 from torch_bench.results.document import load_run
@@ -31,6 +32,9 @@ from torch_bench.results.schema import SCHEMA_VERSION, Run
 from torch_bench.store.archive import PARQUET_MAGIC, decode_archive
 from torch_bench.store.layout import archive_files, run_files
 from torch_bench.store.reader import EVERY_RUN, RunFilter, sort_runs
+
+RESULTS_KEY = '"results":'
+FACT_KEYS = {"schema", "run_id", "created_at", "git", "env"}
 
 
 class IndexMismatch(Exception):
@@ -91,11 +95,35 @@ def index_history(root: str | os.PathLike, where: RunFilter = EVERY_RUN) -> RunI
 
 def _run_file_entry(path: Path) -> IndexedRun:
     source = str(path)
-    document = parse_json(read_text(path), source)
-    facts = _facts(document)
+    text = read_text(path)
+    facts = _facts(_members_before_results(text, source))
+    if facts is None:
+        facts = _facts(parse_json(text, source))
     if facts is None:  # another schema version, or not a run: read and checked in full
         return _entry_of(load_run(path), path)
     return IndexedRun(*facts, source=path)
+
+
+def _members_before_results(text: str, source: str) -> dict | None:
+    """The members of a run document before its `results`, which torch-bench writes last:
+    its facts without parsing a thousand results. None unless that part parses on its own
+    as an object holding every fact (results not last, a file too large to read), and the
+    whole text is parsed then. A `"results":` inside a string cannot match (its quotes are
+    escaped there); one in a nested object leaves the part before it unbalanced."""
+    if len(text) > MAX_JSON_CHARS:
+        return None
+    start = 0
+    while (at := text.find(RESULTS_KEY, start)) >= 0:
+        head = text[:at].rstrip()
+        if head.endswith(","):
+            try:
+                members = parse_json(head[:-1] + "}", source)
+            except UserError:
+                members = None
+            if isinstance(members, dict):
+                return members if FACT_KEYS <= members.keys() else None
+        start = at + len(RESULTS_KEY)
+    return None
 
 
 def _facts(document: Any) -> tuple[str, str, dict, dict] | None:
