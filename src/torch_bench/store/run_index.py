@@ -5,12 +5,12 @@ then, in full, only the runs a comparison uses.
 `compare` uses the baseline's runs and the newest runs of history before them (the rule's
 window, analyze/evidence.py), yet reading every run in full (store/reader.py) made the
 Run objects of the whole history first: at 10,000 runs x 1,000 benchmarks, minutes and
-gigabytes before a single verdict. The index reads each run file's JSON without validating
-its results and only the run columns of a Parquet archive; `read_in_full` then reads just the
-chosen runs (from a Parquet archive, only their rows). Runs are taken as the reader takes them:
-run files first, then archives, each in path order, the first copy of a run counting, and
-oldest first after the filter. Legacy JSON archives, run documents of an older schema and
-Parquet files torch-bench did not write are read in full right away.
+gigabytes before a single verdict. The index reads the part of each run file before its
+results (written last) and only the run columns of a Parquet archive; `read_in_full` then
+reads just the chosen runs (from a Parquet archive, only their rows). Runs are taken as the
+reader takes them: run files first, then archives, each in path order, the first copy of a
+run counting, and oldest first after the filter. Legacy JSON archives, run documents of an
+older schema and Parquet files torch-bench did not write are read in full right away.
 
 A chosen run that cannot be read in full (a file damaged where the index did not look)
 raises `IndexMismatch`: the caller reads the whole history instead, so a damaged file never
