@@ -52,13 +52,9 @@ class IndexedRun:
     source: Path
     run: Run | None = None
 
-    @property
-    def fingerprint(self) -> str | None:
-        return self.env.get("fingerprint")
-
-    @property
-    def trusted(self) -> bool:
-        return bool((self.env.get("preflight") or {}).get("trusted", True))
+    # Run's own properties: they read nothing but `env`
+    fingerprint = Run.fingerprint
+    trusted = Run.trusted
 
 
 @dataclass(frozen=True)
