@@ -133,11 +133,11 @@ def test_hashes_made_by_threads_come_back_in_order(monkeypatch):
 
     import numpy as np
 
-    from torch_bench.render import content_key
-    monkeypatch.setattr(content_key, "default_jobs", lambda: 4)  # threads even on one core
+    from torch_bench.render import workers
+    monkeypatch.setattr(workers, "default_jobs", lambda: 4)  # threads even on one core
     arrays = [np.full(1000 + 37 * i, i, np.float64) for i in range(50)]
 
     def sha(values):
         return hashlib.sha1(values).hexdigest()
-    assert content_key.hashed_by_threads(sha, arrays) == [sha(a) for a in arrays]
-    assert content_key.hashed_by_threads(sha, []) == []
+    assert workers.on_threads(sha, arrays) == [sha(a) for a in arrays]
+    assert workers.on_threads(sha, []) == []

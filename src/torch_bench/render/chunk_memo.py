@@ -23,12 +23,9 @@ from typing import Any
 import numpy as np
 
 from torch_bench.render import data
-from torch_bench.render.content_key import (
-    chunk_digests,
-    hashed_by_threads,
-    renderer_fingerprint,
-)
+from torch_bench.render.content_key import chunk_digests, renderer_fingerprint
 from torch_bench.render.model import Points, Series
+from torch_bench.render.workers import on_threads
 
 EnvOf = Callable[[Series], np.ndarray]  # a series' data.environment_index codes
 
@@ -113,7 +110,8 @@ class ChunkMemo:
             covered = entry.get("points") if isinstance(entry, dict) else None
             if isinstance(covered, int) and 0 < covered <= len(series.points):
                 todo.append((series, covered))
-        hashes = hashed_by_threads(lambda item: points_hash(item[0].points[:item[1]]), todo)
+        # on threads: hashlib lets go of the GIL while it hashes a buffer over 2 KiB
+        hashes = on_threads(lambda item: points_hash(item[0].points[:item[1]]), todo)
         self._hashes = {(s.key, covered): h for (s, covered), h in zip(todo, hashes, strict=True)}
 
     def _points_hash(self, series: Series, covered: int) -> str:

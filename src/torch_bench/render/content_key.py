@@ -10,8 +10,7 @@ Pure functions, except `renderer_fingerprint`, which reads the package's own fil
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -20,10 +19,8 @@ import numpy as np
 
 import torch_bench
 from torch_bench.render.model import Points, RunInfo, Series
-from torch_bench.render.workers import default_jobs
 
 PACKAGE = "torch_bench.render"
-MAX_HASHERS = 4  # threads hashing at once (hashlib lets go of the GIL on buffers over 2 KiB)
 
 
 def digest(*parts: Any) -> str:
@@ -103,13 +100,3 @@ def hash_arrays(*parts: Any) -> str:
         hasher.update(b"\0")
     return hasher.hexdigest()[:20]
 
-
-def hashed_by_threads(make: Callable[[Any], str], items: Iterable[Any]) -> list[str]:
-    """`make(item)` for each item, in order, computed by a few threads: hashing ten million
-    points (a build's keys and memo checks) is then spread over the cores."""
-    items = list(items)
-    threads = min(default_jobs(), MAX_HASHERS, len(items))
-    if threads < 2:
-        return [make(item) for item in items]
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(make, items))

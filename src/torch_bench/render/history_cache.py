@@ -36,7 +36,6 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -58,7 +57,7 @@ from torch_bench.render.columns import (
     join_blocks,
 )
 from torch_bench.render.packs import json_bytes
-from torch_bench.render.workers import default_jobs
+from torch_bench.render.workers import on_threads
 from torch_bench.results.document import load_run
 from torch_bench.store.archive import decode_archive
 from torch_bench.store.columnar import arrow_of, numbers_of, valid_of
@@ -82,7 +81,6 @@ CACHE_NAMES = (INDEX_NAME, ROWS_NAME, TAIL_NAME)
 BASE, TAIL = 0, 1  # the two parts of the cached rows
 TAIL_SHARE = 0.1  # rows of the tail part, at most, before both parts are written as one
 ROW_GROUP_ROWS = 1 << 20  # rows of a Parquet row group, at least (but the last)
-MAX_READERS = 4  # threads reading a cache part's row groups
 
 
 @dataclass
@@ -410,34 +408,25 @@ def row_group_spans(total: int, file_ends: Sequence[int]) -> list[tuple[int, int
 
 def rows_of_parquet(path: Path) -> dict[str, np.ndarray]:
     """The rows `rows_parquet` wrote, bit for bit."""
-    groups = row_groups_of_parquet(path)
-    if len(groups) == 1:
-        return groups[0]
-    return {name: np.concatenate([g[name] for g in groups]) for name in groups[0]}
+    rows = RowGroups(row_groups_of_parquet(path))
+    return rows.span(0, rows.total)
 
 
 def row_groups_of_parquet(path: Path) -> list[dict[str, np.ndarray]]:
-    """The rows `rows_parquet` wrote, bit for bit, one dict per row group, read by a few
-    threads at once. Parquet decoding releases the GIL; Arrow's own thread pool
-    (`use_threads`) is not used: a process that started it can abort as it exits."""
+    """The rows `rows_parquet` wrote, bit for bit, one dict per row group, read on a few
+    threads (Parquet decoding lets go of the GIL). Arrow's own thread pool (`use_threads`)
+    is not used: a process that started it can abort as it exits."""
     # ParquetFile, not read_table: read_table imports pyarrow.dataset, and pyarrow's own
     # conversions to numpy import pandas; both cost more than reading a whole history's rows
     with pq.ParquetFile(path) as rows_file:
         count = rows_file.num_row_groups
         if count < 2:
             return [rows_of_table(rows_file.read(use_threads=False))]
-    groups: list[dict[str, np.ndarray]] = [{}] * count
 
-    def read_share(first: int, step: int) -> None:
+    def read_group(index: int) -> dict[str, np.ndarray]:
         with pq.ParquetFile(path) as rows_file:
-            for index in range(first, count, step):
-                groups[index] = rows_of_table(rows_file.read_row_group(index,
-                                                                       use_threads=False))
-    readers = min(count, default_jobs(), MAX_READERS)
-    with ThreadPoolExecutor(readers) as pool:
-        for done in [pool.submit(read_share, k, readers) for k in range(readers)]:
-            done.result()  # a reader's exception, raised here
-    return groups
+            return rows_of_table(rows_file.read_row_group(index, use_threads=False))
+    return on_threads(read_group, range(count))
 
 
 def rows_of_table(table: pa.Table) -> dict[str, np.ndarray]:

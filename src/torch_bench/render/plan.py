@@ -13,7 +13,6 @@ from torch_bench.render import data, packs, pages, paths, trends
 from torch_bench.render.chunk_memo import ChunkMemo, Chunks, all_chunks
 from torch_bench.render.content_key import (
     hash_arrays,
-    hashed_by_threads,
     run_digests,
     series_key,
     text_digests,
@@ -29,6 +28,7 @@ from torch_bench.render.model import (
 )
 from torch_bench.render.noise_band import NoiseBand, noise_band
 from torch_bench.render.notes import Notes, marker_labels, marker_notes
+from torch_bench.render.workers import on_threads
 
 # Overlays that split one series' own points by an environment field.
 ENV_OVERLAYS = ("gpu", "torch")
@@ -227,7 +227,7 @@ def run_groups(model: SiteModel, digests: np.ndarray) -> list[KeyedGroup]:
         return hash_arrays(*parts)
     return [KeyedGroup(chunk_key, (paths.run_table(k), paths.run_values_pack(k)),
                        lambda runs=chunks[k], k=k: run_chunk_outputs(model, runs, k))
-            for k, chunk_key in enumerate(hashed_by_threads(key, range(len(chunks))))]
+            for k, chunk_key in enumerate(on_threads(key, range(len(chunks))))]
 
 
 def run_chunk_outputs(model: SiteModel, runs: Sequence[RunInfo], chunk: int) -> Outputs:

@@ -15,11 +15,14 @@ import json
 import os
 import signal
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 Item = TypeVar("Item")
+Done = TypeVar("Done")
 MIN_ITEMS_PER_WORKER = 32  # below this, forking costs more than it saves
+MAX_THREADS = 4  # threads of `on_threads`
 
 
 class WorkerFailed(RuntimeError):
@@ -32,6 +35,18 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def on_threads(work: Callable[[Item], Done], items: Iterable[Item]) -> list[Done]:
+    """`work(item)` for each item, in order, on a few threads of this process (one per core,
+    at most MAX_THREADS): for work that lets go of the GIL, such as hashing large buffers
+    or decoding Parquet. A worker's exception is raised here."""
+    items = list(items)
+    threads = min(default_jobs(), MAX_THREADS, len(items))
+    if threads < 2:
+        return [work(item) for item in items]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(work, items))
 
 
 def workers_for(items: int, jobs: int) -> int:
