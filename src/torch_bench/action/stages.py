@@ -28,11 +28,11 @@ from torch_bench.results.document import load_run, save_run
 from torch_bench.results.schema import Run
 from torch_bench.store.access import credentials_for, github_remote
 from torch_bench.store.git import Credentials
-from torch_bench.store.publish import BuiltSite, checkout_data, edit_data, publish_site
+from torch_bench.store.publish import BuiltSite, checkout_data, edit_data
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target, store_runs
 from torch_bench.store.run_index import index_history
-from torch_bench.store.site_branch import publish_site_branch
+from torch_bench.store.site_branch import publish_dashboard
 
 if TYPE_CHECKING:
     from torch_bench.render.previous_site import PreviousSite
@@ -351,18 +351,12 @@ def publish(target: Target, creds: Credentials | None, paths: Paths,
         # builds into a fresh folder, and the rows and memo stay in the Action's cache.
         return built_site(paths.site, files)
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
     # the data files whose rows the cache holds are left out of the checkout (a download of
     # most of the data branch at scale): the build reads them from the cache
     leave_out = cached_keys(cache) if cache is not None else None
-    if site_branch:
-        report = publish_site_branch(target, site_branch, creds, build,
-                                     site_folder=site_folder, log=log, leave_out=leave_out)
-    else:
-        report = publish_site(target, creds, build, site_folder=site_folder, log=log,
-                              leave_out=leave_out)
+    report = publish_dashboard(target, creds, build, site_branch=site_branch,
+                               site_folder=site_folder, leave_out=leave_out,
+                               log=lambda line: print(line, file=sys.stderr))
     print("dashboard " + ("published" if report.commit else "already up to date")
           + (f" on {site_branch}" if site_branch else ""), file=sys.stderr)
 

@@ -26,11 +26,11 @@ from torch_bench.render.previous_site import (
 from torch_bench.render.size_guard import PAGES_LIMIT, WARN_SHARE, SizeLimit
 from torch_bench.store.access import credentials_for, default_remote
 from torch_bench.store.layout import DATA_FOLDER
-from torch_bench.store.publish import BuiltSite, publish_site
+from torch_bench.store.publish import BuiltSite
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target
 from torch_bench.store.retry import display_url
-from torch_bench.store.site_branch import publish_site_branch
+from torch_bench.store.site_branch import publish_dashboard
 
 
 def register(subparsers) -> None:
@@ -229,18 +229,11 @@ def handle_publish(args: argparse.Namespace) -> int:
                                          "carried_out": files and files[1]}))
             return built_site(Path(args.out), files)
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
     credentials = credentials_for(remote, os.environ.get(args.token_env))
-    leave_out = cached_keys(publish_cache(args))
-    if args.site_branch:
-        report = publish_site_branch(target, args.site_branch, credentials, build,
-                                     site_folder=args.site_folder, log=log,
-                                     leave_out=leave_out)
-    else:
-        report = publish_site(target, credentials, build, site_folder=args.site_folder,
-                              log=log, leave_out=leave_out)
+    report = publish_dashboard(target, credentials, build, site_branch=args.site_branch or "",
+                               site_folder=args.site_folder,
+                               leave_out=cached_keys(publish_cache(args)),
+                               log=lambda line: print(line, file=sys.stderr))
     print(f"site: {'published' if report.commit else 'already up to date'} on "
           f"{display_url(remote)} (branch {args.site_branch or args.branch}, folder "
           f"{args.site_folder})", file=sys.stderr)

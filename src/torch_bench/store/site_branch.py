@@ -41,6 +41,7 @@ from torch_bench.store.publish import (
     blob,
     build_from_tip,
     fetch_tip,
+    publish_site,
     push_commit,
     read_tip_site,
     retrying,
@@ -201,3 +202,16 @@ def publish_site_branch(target: Target, site_branch: str, credentials: Credentia
 
     return retrying(target, credentials, where, "dashboard", attempt, policy, log, sleep,
                     clock)
+
+
+def publish_dashboard(target: Target, credentials: Credentials | None, build: SiteBuilder, *,
+                      site_branch: str = "", site_folder: str = ".",
+                      log: Callable[[str], None] = lambda line: None,
+                      leave_out: Mapping[str, str] | None = None) -> PublishReport:
+    """The dashboard published as the one commit of `site_branch` when one is given
+    (`publish_site_branch`), else in `site_folder` of the data branch (publish_site)."""
+    if site_branch:
+        return publish_site_branch(target, site_branch, credentials, build,
+                                   site_folder=site_folder, log=log, leave_out=leave_out)
+    return publish_site(target, credentials, build, site_folder=site_folder, log=log,
+                        leave_out=leave_out)
