@@ -147,3 +147,22 @@ def test_each_round_gets_its_share_of_the_measuring_budget():
     assert ab_stage.round_budget([]) == ["--max-time", "1"]
     assert ab_stage.round_budget(["--max-time", "0.6"], rounds=3) == ["--max-time", "0.2"]
     assert ab_stage.round_budget(["--max-time=1.5"], rounds=3) == ["--max-time", "0.5"]
+
+
+def test_a_base_worktree_left_locked_by_a_cancelled_job_is_replaced_then_removed(tmp_path):
+    """A job cancelled while `git worktree add` ran leaves the worktree locked
+    ("initializing"); the next job on that runner must still check the base out there."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+        "-m", "base")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    where = tmp_path / "base-worktree"
+    git(repo, "worktree", "add", "-q", "--detach", str(where), base)
+    git(repo, "worktree", "lock", "--reason", "initializing", str(where))
+    with ab_stage.base_worktree(str(repo), base, where) as checked_out:
+        assert (checked_out / ".git").is_file()
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert [line for line in listed.splitlines() if line.startswith("worktree ")] == [
+        f"worktree {repo}"]

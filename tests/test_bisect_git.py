@@ -169,6 +169,20 @@ def test_a_terminated_bisection_removes_its_worktrees(tmp_path):
     assert not any(checkouts.iterdir())
 
 
+def test_a_worktree_stopped_while_git_added_it_is_removed_with_its_registration(tmp_path):
+    """A bisection stopped while `git worktree add` ran leaves that worktree locked
+    ("initializing"): removing it must override the lock, or it stays registered."""
+    from torch_bench.analyze.bisect_runs import worktrees as worktree_pool
+
+    repo, shas = project(tmp_path, slow_at=None, commits=2)
+    with worktree_pool(repo, tmp_path / "steps") as pool:
+        half_made = pool.path(shas[1])
+        git(repo, "worktree", "lock", "--reason", "initializing", str(half_made))
+        assert len(worktrees(repo)) == 2
+    assert worktrees(repo) == [f"worktree {repo}"]
+    assert not half_made.exists()
+
+
 @pytest.mark.slow
 def test_the_range_can_come_from_the_stored_history(cli, tmp_path):
     from support.runs import make_run, ok

@@ -87,7 +87,7 @@ def base_worktree(workspace: str, commit: str, where: Path) -> Iterator[Path]:
         return subprocess.run(["git", "-C", workspace, *args], capture_output=True, text=True,
                               check=False)
 
-    run("worktree", "remove", "--force", str(where))  # a leftover of an earlier attempt
+    git.remove_worktree(workspace, where)  # a leftover of an earlier attempt
     done = run("worktree", "add", "--detach", str(where), commit)
     if done.returncode != 0:
         raise UserError(f"ab: cannot check out {commit} into {where}: "
@@ -95,7 +95,7 @@ def base_worktree(workspace: str, commit: str, where: Path) -> Iterator[Path]:
     try:
         yield where
     finally:
-        run("worktree", "remove", "--force", str(where))
+        git.remove_worktree(workspace, where)
 
 
 def run_arguments(inputs: ActionInputs, rounds: int = ROUNDS) -> list[str]:

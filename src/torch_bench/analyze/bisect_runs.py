@@ -31,6 +31,7 @@ from torch_bench.analyze.ab import (
     run_side,
 )
 from torch_bench.analyze.bisect import Grade, Judgement, grade_endpoints, grade_step, targets
+from torch_bench.analyze.git import remove_worktree
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Verdict, compare_runs
 from torch_bench.errors import UserError
@@ -91,7 +92,7 @@ class Worktrees:
     def path(self, commit: str) -> Path:
         if commit not in self.paths:
             where = self.folder / commit[:12]
-            _git(self.repo, "worktree", "remove", "--force", str(where))  # an earlier leftover
+            remove_worktree(self.repo, where)  # an earlier leftover
             # Known before it is added: a bisection stopped (SIGTERM) while git adds it must
             # still remove the half-made worktree and its registration.
             self.paths[commit] = where
@@ -108,7 +109,7 @@ class Worktrees:
 
     def remove(self, commit: str) -> None:
         where = self.paths.pop(commit)
-        _git(self.repo, "worktree", "remove", "--force", str(where))
+        remove_worktree(self.repo, where)
         shutil.rmtree(where, ignore_errors=True)
 
     def remove_all(self) -> None:
