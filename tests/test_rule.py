@@ -16,11 +16,14 @@ from torch_bench.analyze.null_shape import (
     Tails,
     expected_lag_one,
     learn_tails,
+    memory_df,
     memory_factor,
     suite_autocorrelation,
+    white_share,
 )
 from torch_bench.analyze.rule import Case, Outcome, RulePolicy, assess, judge
 from torch_bench.analyze.shift import biweight_location, run_shifts, shift_scale
+from torch_bench.analyze.student_t import t_sf
 
 
 def levels(centre: float, spread: float, n: int, seed: int) -> list[float]:
@@ -350,3 +353,22 @@ def test_memory_is_read_at_the_upper_end_of_its_range_so_it_is_seldom_too_small(
     assert np.mean(np.array(estimates) < 0.6) < 0.1
     assert np.median(estimates) < 0.9
 
+
+
+def test_runs_that_remember_and_a_white_share_named_from_few_runs_keep_the_false_alarm_rate():
+    # 20 runs of history and 3 head runs, AR(1) 0.7 under a white share of half the variance
+    # that the head's samples tell; the share is read from each series' own pooled variance
+    rng = np.random.default_rng(46)
+    n, k, rho, white, draws = 20, 3, 0.7, 0.5, 3000
+    x = ar_runs(rng, rho, draws, n + k) * math.sqrt(1 - white) \
+        + rng.normal(0, math.sqrt(white), (draws, n + k))
+    alarms = 0
+    for series in x * 0.02:
+        e = evidence_from_groups(series[:n], series[n:], head_within=white * 0.02 ** 2)
+        share = round(white_share(e, rho), 2)
+        t = e.estimate / math.sqrt(e.variance * (1 / n + 1 / k) * memory_factor(rho, n, k, share))
+        alarms += t_sf(abs(t), memory_df(e.df, rho, n, k, share)) < 0.005
+    # two-sided at 1%: 30 of 3,000 expected; with the pooled variance's degrees of freedom
+    # kept, about 90 came
+    assert alarms / draws < 0.018
+    assert memory_df(20.0, 0.0, n, k, 0.5) == 20.0 and memory_df(20.0, rho, n, k, 0.0) == 20.0

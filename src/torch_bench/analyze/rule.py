@@ -53,6 +53,7 @@ from torch_bench.analyze.null_shape import (
     AS_ASSUMED,
     Tails,
     learn_tails,
+    memory_df,
     memory_factor,
     prediction_residuals,
     suite_autocorrelation,
@@ -189,11 +190,12 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
     variance, df = _moderated(evidence, prior)
     if df <= 0 or not math.isfinite(variance):
         return None
+    n, k = int(evidence.reference.size), int(evidence.head.size)
+    white = round(white_share(evidence, rho, variance), 2) if rho > 0 else 0.0
+    df = memory_df(df, rho, n, k, white)
     spread = math.sqrt(variance)
     # A head run far noisier inside than history's runs were is not judged by history's noise.
     head_variance = max(variance, evidence.head_within)
-    n, k = int(evidence.reference.size), int(evidence.head.size)
-    white = round(white_share(evidence, rho), 2) if rho > 0 else 0.0
     scale = math.sqrt((variance / n + head_variance / k) * memory_factor(rho, n, k, white))
     estimate = evidence.estimate
     if scale > 0:
