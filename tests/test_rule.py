@@ -229,7 +229,8 @@ def test_runs_that_remember_the_previous_one_widen_the_scale():
         return found
 
     assert suite_autocorrelation(cases(0.7, 1)) > 0.4
-    assert suite_autocorrelation(cases(0.0, 2)) == 0.0
+    assert suite_autocorrelation(cases(0.0, 2)) < 0.2  # memory is taken half a standard
+    # error above none: a suite without it may read a little
 
 
 def test_the_run_shift_is_nearly_as_precise_as_a_mean_when_nothing_changed():
@@ -291,11 +292,15 @@ def test_memory_is_found_in_full_in_short_histories_and_under_the_samples_own_no
     assert suite_autocorrelation([evidence_from_groups(x[:8], x[8:])
                                   for x in remembered]) == pytest.approx(0.7, abs=0.08)
     # half of each run's variance is its median's sampling noise, which nothing remembers;
-    # the head's samples say how large it is
-    white = rng.normal(0, 0.02, remembered.shape)
-    noisy = [evidence_from_groups(x[:8], x[8:], head_within=0.02 ** 2)
-             for x in remembered + white]
-    assert suite_autocorrelation(noisy) == pytest.approx(0.7, abs=0.1)
+    # the head's samples say how large it is (one such suite reads 0.5-0.9: ten of them)
+    found = []
+    for _ in range(10):
+        remembered = ar_runs(rng, 0.7, 60, 9) * 0.02
+        white = rng.normal(0, 0.02, remembered.shape)
+        found.append(suite_autocorrelation([evidence_from_groups(x[:8], x[8:],
+                                                                 head_within=0.02 ** 2)
+                                            for x in remembered + white]))
+    assert float(np.mean(found)) == pytest.approx(0.7, abs=0.1)
 
 
 def test_a_white_share_of_the_variance_remembers_nothing():
@@ -318,8 +323,22 @@ def test_five_runs_of_history_are_enough_to_find_memory_in_most_suites():
                                                      for x in suite]) > 0
                               for suite in suites]))
 
-    assert found(0.7) > 0.85
-    assert found(0.0) < 0.2  # a fleet without memory seldom pays for it
+    assert found(0.7) > 0.95
+    assert found(0.0) < 0.35  # a fleet without memory pays for some in a minority of PRs
+
+
+def test_a_slow_drift_is_found_as_memory_from_the_lags_that_see_it():
+    # a random walk under run-to-run noise four times its step: neighbours differ by little
+    # more than the noise, while the level wanders far over 20 runs
+    rng = np.random.default_rng(48)
+    found = []
+    for _ in range(100):
+        runs = np.cumsum(rng.normal(0, 0.25, (12, 23)), axis=1) + rng.normal(0, 1, (12, 23))
+        found.append(suite_autocorrelation([evidence_from_groups(x[:20] * 0.02, x[20:] * 0.02)
+                                            for x in runs]))
+    # lag 1 alone read a median rho of 0.16, which judged such heads as if they had almost
+    # no memory (detector_eval.py's drift fleet: 10-13% of PRs named a false regression)
+    assert float(np.median(found)) > 0.3
 
 
 def test_runs_that_remember_wander_without_being_cut_while_a_real_step_still_is():

@@ -26,6 +26,8 @@ from torch_bench.analyze.student_t import t_sf
 
 MIN_TAIL_VALUES = 50  # fewer prediction residuals say nothing about the tails
 HEAVY_TAIL_LR = 3.84  # the likelihood ratio (chi-square, 1 df, 5%) that makes tails heavy
+MEMORY_LAG_SHARE = 4  # memory is read from lags 1 to n / 4 of n runs
+MEMORY_GATE = 0.5  # standard errors above no memory at which memory is taken
 
 
 @dataclass(frozen=True)
@@ -130,13 +132,22 @@ def _pooled_variance(rho: float, n: int, k: int) -> float:
 
 
 @lru_cache(maxsize=1024)
-def _centred_traces(rho: float, n: int) -> tuple[float, float]:
-    """E[sum of lagged products] and E[sum of squares] of n mean-centred AR(1) runs of unit
-    variance (exact)."""
-    lags = np.abs(np.arange(n)[:, np.newaxis] - np.arange(n)[np.newaxis, :])
+def _centred_traces(rho: float, n: int, lags: int = 1) -> tuple[float, float]:
+    """E[sum of products at lags 1 to `lags`] and E[sum of squares] of n mean-centred AR(1)
+    runs of unit variance (exact)."""
+    gaps = np.abs(np.arange(n)[:, np.newaxis] - np.arange(n)[np.newaxis, :])
     centring = np.eye(n) - 1.0 / n
-    centred = centring @ (rho ** lags) @ centring
-    return float(np.trace(centred, offset=1)), float(np.trace(centred))
+    centred = centring @ (rho ** gaps) @ centring
+    return float(sum(np.trace(centred, offset=h) for h in range(1, lags + 1))), \
+        float(np.trace(centred))
+
+
+def memory_lags(n: int) -> int:
+    """The lags whose products tell the memory of n runs: lag 1 alone sees little of a slow
+    drift (a random walk), which moves the level the head is compared with by much more
+    than it moves neighbours apart; up to a quarter of the runs sees it, and costs little
+    noise where the memory is short (AR(1) products fall as rho to the lag)."""
+    return max(1, n // MEMORY_LAG_SHARE)
 
 
 def expected_lag_one(rho: float, n: int, white: float = 0.0) -> float:
@@ -150,16 +161,20 @@ def expected_lag_one(rho: float, n: int, white: float = 0.0) -> float:
 
 
 def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -> float:
-    """The lag-1 autocorrelation of the reference runs, pooled over the suite, as the AR(1)
-    rho of the part of each benchmark's noise that has memory (`white_share` has none) whose
-    exact expectation for series of these lengths matches it; 0 unless the pooled value is
-    above what runs without memory give by 1 / sqrt(values), about one standard error: a
-    fleet without memory pays for some in about one PR of seven, a little (`benchmarks/
-    detector_eval.py`'s normal fleets, 3 runs a side: a 10% slowdown found in one PR of 20
-    fewer in two of six cells), while with two standard errors a
-    12-benchmark suite with 5 runs of history missed rho 0.7 in a third of its PRs or more.
-    (A first-order bias correction of the raw value, ignoring the samples' own noise, found
-    about half the memory of rho 0.7.)
+    """The autocorrelation of the reference runs at lags 1 to a quarter of their number
+    (`memory_lags`), pooled over the suite, as the AR(1) rho of the part of each benchmark's
+    noise that has memory (`white_share` has none) whose exact expectation for series of
+    these lengths matches it. 0 unless the pooled value is above what runs without memory
+    give by `MEMORY_GATE` (half) of its standard error, about sqrt(lags) / sqrt(values).
+    Missing memory that is there costs far more than finding some
+    that is not: with three head runs, a 12-benchmark suite with 5 runs of history and rho 0.7
+    showed none at one standard error in a quarter of its PRs (run CV 5%) to a half (2%),
+    and those PRs named a false regression 17-35% of the time. At half a standard error
+    (`benchmarks/detector_eval.py`, three head runs, 36 cells) no fleet is clearly over 5% of
+    PRs, and a fleet without memory pays for some in one PR of three to five (the heavy-
+    tailed, bimodal and bursty fleets' median efficiency at a 10% slowdown: 0.81, from
+    0.87). (A first-order bias correction of the raw lag-1 value, ignoring the
+    samples' own noise, found about half the memory of rho 0.7.)
 
     Once memory is found, rho is the one whose expectation matches the pooled value plus
     `errors` standard errors. The rule takes 1, the upper end of its range: the scale grows
@@ -172,14 +187,17 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
     products = squares = 0.0
     series: list[Evidence] = []
     values = 0
+    lag_values = 0
     for e in benchmarks:
         if e.side_by_side or e.reference.size < 4 or not e.variance > 0:
             continue
         r = e.reference - e.reference.mean()
-        products += float(np.dot(r[:-1], r[1:]))
+        lags = memory_lags(r.size)
+        products += sum(float(np.dot(r[:-h], r[h:])) for h in range(1, lags + 1))
         squares += float(np.dot(r, r))
         series.append(e)
         values += r.size
+        lag_values += r.size * lags
     if values < MIN_TAIL_VALUES or not squares:
         return 0.0
     observed = products / squares
@@ -189,16 +207,17 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
         top = bottom = 0.0
         for e in series:
             white = white_share(e, rho)
-            p, q = _centred_traces(rho, int(e.reference.size))
-            p0, q0 = _centred_traces(0.0, int(e.reference.size))
-            weight = e.variance / ((1 - white) * _pooled_variance(rho, int(e.reference.size),
-                                                                  int(e.head.size)) + white)
+            n = int(e.reference.size)
+            p, q = _centred_traces(rho, n, memory_lags(n))
+            p0, q0 = _centred_traces(0.0, n, memory_lags(n))
+            weight = e.variance / ((1 - white) * _pooled_variance(rho, n, int(e.head.size))
+                                   + white)
             top += weight * ((1 - white) * p + white * p0)
             bottom += weight * ((1 - white) * q + white * q0)
         return top / bottom
 
-    error = 1 / math.sqrt(values)
-    if not observed > expected(0.0) + error:
+    error = math.sqrt(lag_values / values) / math.sqrt(values)
+    if not observed > expected(0.0) + MEMORY_GATE * error:
         return 0.0
     observed += errors * error
     low, high = 0.0, 0.95
