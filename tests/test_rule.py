@@ -373,7 +373,6 @@ def test_memory_is_read_at_the_upper_end_of_its_range_so_it_is_seldom_too_small(
     assert np.median(estimates) < 0.9
 
 
-
 def test_runs_that_remember_and_a_white_share_named_from_few_runs_keep_the_false_alarm_rate():
     # 20 runs of history and 3 head runs, AR(1) 0.7 under a white share of half the variance
     # that the head's samples tell; the share is read from each series' own pooled variance
@@ -388,6 +387,6 @@ def test_runs_that_remember_and_a_white_share_named_from_few_runs_keep_the_false
         t = e.estimate / math.sqrt(e.variance * (1 / n + 1 / k) * memory_factor(rho, n, k, share))
         alarms += t_sf(abs(t), memory_df(e.df, rho, n, k, share)) < 0.005
     # two-sided at 1%: 30 of 3,000 expected; with the pooled variance's degrees of freedom
-    # kept, about 90 came
+    # kept, 80 came
     assert alarms / draws < 0.018
     assert memory_df(20.0, 0.0, n, k, 0.5) == 20.0 and memory_df(20.0, rho, n, k, 0.0) == 20.0

@@ -166,15 +166,15 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
     noise that has memory (`white_share` has none) whose exact expectation for series of
     these lengths matches it. 0 unless the pooled value is above what runs without memory
     give by `MEMORY_GATE` (half) of its standard error, about sqrt(lags) / sqrt(values).
-    Missing memory that is there costs far more than finding some
-    that is not: with three head runs, a 12-benchmark suite with 5 runs of history and rho 0.7
-    showed none at one standard error in a quarter of its PRs (run CV 5%) to a half (2%),
-    and those PRs named a false regression 17-35% of the time. At half a standard error
-    (`benchmarks/detector_eval.py`, three head runs, 36 cells) no fleet is clearly over 5% of
-    PRs, and a fleet without memory pays for some in one PR of three to five (the heavy-
-    tailed, bimodal and bursty fleets' median efficiency at a 10% slowdown: 0.81, from
-    0.87). (A first-order bias correction of the raw lag-1 value, ignoring the
-    samples' own noise, found about half the memory of rho 0.7.)
+    Missing memory that is there costs far more than finding some that is not: with three
+    head runs, a 12-benchmark suite with 5 runs of history and rho 0.7 showed none at one
+    standard error in a quarter of its PRs (run CV 5%) to a half (2%), and those PRs named a
+    false regression 17-35% of the time. At half a standard error (`benchmarks/
+    detector_eval.py`, three head runs, 36 cells) no fleet is clearly over 5% of PRs, and a
+    fleet without memory pays for some in one PR of three to five (the heavy-tailed, bimodal
+    and bursty fleets' median efficiency at a 10% slowdown: 0.81, from 0.87). (A first-order
+    bias correction of the raw lag-1 value, ignoring the samples' own noise, found about half
+    the memory of rho 0.7.)
 
     Once memory is found, rho is the one whose expectation matches the pooled value plus
     `errors` standard errors. The rule takes 1, the upper end of its range: the scale grows
@@ -216,7 +216,7 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
             bottom += weight * ((1 - white) * q + white * q0)
         return top / bottom
 
-    error = math.sqrt(lag_values / values) / math.sqrt(values)
+    error = math.sqrt(lag_values) / values  # lags of about independent products
     if not observed > expected(0.0) + MEMORY_GATE * error:
         return 0.0
     observed += errors * error
