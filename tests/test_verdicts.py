@@ -215,6 +215,34 @@ def test_a_real_global_slowdown_is_reported_once():
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
 
 
+def test_benchmarks_that_did_not_move_with_a_run_beyond_history_are_not_called_changes():
+    # Another load mix on the runner: the head run moved 7% as a whole, far beyond history's
+    # run shifts, and two benchmarks did not move with it. Relative to the run they read 7%
+    # faster, a change the code did not make.
+    base = make_run([ok(n, m, seed=60 + j) for j, (n, m) in enumerate(SUITE.items())])
+    head = make_run([ok(n, m * (1.0 if n in ("b1", "b5") else 1.07), seed=80 + j)
+                     for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40)
+    comparison = compare_runs([base], [head], shared_history(12, host_spread=0.005))
+    assert comparison.run_shift.outcome is Outcome.WORSE
+    found = verdicts_by_name(comparison)
+    for name in ("b1", "b5"):
+        assert found[name].kind is Kind.INCONCLUSIVE
+        assert found[name].assessment.relative_ratio == pytest.approx(1 / 1.07, rel=0.02)
+        assert found[name].note.startswith(
+            "measured as improvement relative to its run, but the whole run was 7.")
+    assert {v.kind for name, v in found.items() if name not in ("b1", "b5")} == {Kind.UNCHANGED}
+    # A/B rounds share the machine's states: there the same pattern is the code's doing.
+    rounds = [make_run(list(r.results), sha=f"{i:040x}", run_id=f"base-{i}",
+                       created_at=f"2025-12-{1 + i:02d}T00:00:00Z")
+              for i, r in enumerate(shared_history(4, host_spread=0.005))]
+    heads = [make_run([ok(n, m * (1.0 if n in ("b1", "b5") else 1.07), seed=90 + 10 * i + j)
+                       for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40,
+                      run_id=f"head-{i}", created_at=f"2025-12-{1 + i:02d}T01:00:00Z")
+             for i in range(4)]
+    side_by_side = verdicts_by_name(compare_runs(rounds, heads, side_by_side=True))
+    assert {side_by_side[name].kind for name in ("b1", "b5")} == {Kind.IMPROVEMENT}
+
+
 def test_one_benchmark_slower_on_a_slower_host_is_judged_relative_to_the_run():
     base, head = suite_pair(1.05, slower="b3")
     found = verdicts_by_name(compare_runs(base, head, shared_history(12, host_spread=0.04)))

@@ -38,7 +38,7 @@ from torch_bench.analyze.rule import (
     RulePolicy,
     judge,
 )
-from torch_bench.analyze.shift import RunShift, judge_shift
+from torch_bench.analyze.shift import SHIFTED_UNITS, RunShift, judge_shift
 from torch_bench.measure.environment import FINGERPRINT_FIELDS
 from torch_bench.metrics import Direction
 from torch_bench.results.schema import SUCCESS_STATUSES, Result, Run, Status
@@ -260,6 +260,9 @@ def compare_runs(
     if comparable and found.shifted_benchmarks:
         shift = judge_shift(found.reference_shifts, found.head_shifts,
                             found.shifted_benchmarks, policy, side_by_side)
+    if shift is not None and not side_by_side \
+            and shift.outcome in (Outcome.WORSE, Outcome.BETTER):
+        verdicts = [moved_with_run(v, shift) for v in verdicts]
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
         shift = replace(shift, outcome=Outcome.UNSURE, reason=UNTRUSTED_NOTE) \
@@ -272,6 +275,24 @@ def compare_runs(
 
 UNSEEN_STATE_NOTE = ("the head's speed reference read beyond every state history shows: the "
                      "machine, not the code, may have changed")
+
+
+def moved_with_run(verdict: Verdict, shift: RunShift) -> Verdict:
+    """A timing's change relative to a head run that moved as a whole beyond the run-level
+    shifts history shows: inconclusive, saying so. Benchmarks move alike with a slower host
+    of the state history knows, not necessarily with a state it never showed (another load
+    mix on the runner), and then the ones that moved less or more than the run read as
+    changes the code did not make. A/B rounds, which share the machine's states, are not
+    judged this way (the caller's choice)."""
+    if verdict.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT) \
+            or verdict.unit not in SHIFTED_UNITS:
+        return verdict
+    moved = f"{abs(shift.ratio - 1) * 100:.1f}% {'slower' if shift.ratio > 1 else 'faster'}"
+    return replace(verdict, kind=Kind.INCONCLUSIVE,
+                   note=f"measured as {verdict.kind.value} relative to its run, but the whole "
+                        f"run was {moved}, beyond the run-level shifts history shows: "
+                        "benchmarks need not move alike in a state of the machine history "
+                        "never showed")
 
 
 def _case(key: str, result: Result, found: SuiteEvidence, policy: RulePolicy) -> Case:
