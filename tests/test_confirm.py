@@ -166,11 +166,33 @@ def test_the_looks_are_counted_over_the_rounds_the_budget_holds():
                              clock=rounds.clock))
     assert after["b5"].kind is Kind.REGRESSION
     assert 8 < len(rounds.calls) <= 20
-    # ... where 8 rounds, with 440 s of the budget left, could not tell
+    # ... and a cap on the rounds is kept
     rounds = Rounds({"b5": 1.08}, seconds_per_round=27.0, noise=0.08)
+    confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock, max_rounds=8)
+    assert len(rounds.calls) <= 8
+
+
+def test_the_last_looks_are_judged_near_the_plain_rate():
+    # 8 rounds of 8% noise: with each look at 1% / 7 (Bonferroni over the looks), a real +9%
+    # stays unchanged ("read +10.9%, could have seen ±12.2%"); the levels that keep the rate
+    # for the last rounds call it at the sixth.
+    from torch_bench.analyze.confirm import look_policy
+
+    first = first_look({"b5": 1.08}, spread=0.08)
+    rounds = Rounds({"b5": 1.09}, seconds_per_round=27.0, noise=0.08)
     capped = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
                               clock=rounds.clock, max_rounds=8))
-    assert capped["b5"].kind is Kind.UNCHANGED
+    assert capped["b5"].kind is Kind.REGRESSION and len(rounds.calls) < 8
+    # A +8% the 8 rounds do not settle: what they could have seen is finer (±12.2% before)
+    rounds = Rounds({"b5": 1.08}, seconds_per_round=27.0, noise=0.08)
+    unsettled = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
+                                 clock=rounds.clock, max_rounds=8))
+    import re
+
+    seen = re.search(r"could have seen ±([\d.]+)%", unsettled["b5"].note)
+    assert seen and float(seen.group(1)) < 11.0
+    assert look_policy(RulePolicy(), 8, 8).alpha > 3 * RulePolicy().alpha / 7
+    assert look_policy(RulePolicy(), 2, 8).alpha < RulePolicy().alpha / 7
 
 
 def test_nothing_to_confirm_measures_nothing():

@@ -9,14 +9,15 @@ spent. This is how a tool can beat any single-shot test: more data where the ans
 clear yet.
 
 After each round from the second on, the rounds so far are judged side by side
-(`verdicts.compare_runs(side_by_side=True)`), at the false-alarm rate divided by the number of
-looks the budget allows (Bonferroni over looks, so that looking after every round does not
-raise the false-alarm rate): the rounds the budget holds at the first round's pace, at most
-`max_rounds`, counted before the first look. A benchmark is settled when the rounds call it
-a regression or an improvement, or when they could have seen a change half the size first
-measured (their resolution is at most max(minimum effect, |first change| / 2); for a leaning
-"unchanged", the first change itself) and saw none. Rounds stop when every benchmark is
-settled, after the rounds the budget holds, or when the next round would pass the budget.
+(`verdicts.compare_runs(side_by_side=True)`), each look at its own level
+(`sequential.look_levels`: looking after every round does not raise the false-alarm rate, and
+the last looks are judged near the plain rate) over the rounds the budget holds at the first
+round's pace, at most `max_rounds`, counted before the first look. A benchmark is settled when
+the rounds call it a regression or an improvement, or when they could have seen a change half
+the size first measured (their resolution is at most max(minimum effect, |first change| / 2);
+for a leaning "unchanged", the first change itself) and saw none. Rounds stop when every
+benchmark is settled, after the rounds the budget holds, or when the next round would pass the
+budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
 benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged. Pure
@@ -32,14 +33,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from torch_bench.analyze import sequential
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict, compare_runs
 from torch_bench.results.schema import Run
 
 TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
 MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
-MAX_ROUNDS = 20  # beyond this, splitting the false-alarm rate over the looks costs more
-                 # resolution than the extra rounds buy
+MAX_ROUNDS = 20  # the most rounds a confirmation plans for
 UNTRUSTED_NOTE = "pre-flight check failed"
 
 
@@ -86,9 +87,12 @@ def rounds_the_budget_holds(budget_s: float, first_round_s: float, max_rounds: i
     return max(MIN_ROUNDS, min(max_rounds, int(budget_s // first_round_s)))
 
 
-def looked_policy(policy: RulePolicy, max_rounds: int) -> RulePolicy:
-    looks = max(1, max_rounds - MIN_ROUNDS + 1)
-    return replace(policy, alpha=policy.alpha / looks)
+def look_policy(policy: RulePolicy, rounds: int, planned: int) -> RulePolicy:
+    """The policy of the look after `rounds` of the `planned` rounds: its false-alarm rate is
+    that look's level (`sequential.look_levels`; at most the plain rate past the plan)."""
+    levels = sequential.look_levels(max(planned, MIN_ROUNDS), policy.alpha, MIN_ROUNDS)
+    look = min(rounds, max(planned, MIN_ROUNDS)) - MIN_ROUNDS
+    return replace(policy, alpha=levels[max(look, 0)])
 
 
 def settled(first: Verdict, now: Verdict | None) -> bool:
@@ -140,7 +144,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     wanted = {v.benchmark_id: v for v in targets(comparison)}
     if not wanted or budget_s <= 0 or max_rounds < MIN_ROUNDS:
         return comparison
-    planned, looked = max_rounds, looked_policy(policy, max_rounds)
+    planned = max_rounds
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
     base_rounds: list[Run] = []
@@ -159,12 +163,12 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
         head_rounds.append(head)
         if index == 0:
             planned = rounds_the_budget_holds(budget_s, clock() - started, max_rounds)
-            looked = looked_policy(policy, planned)
             log(f"confirmation: the budget holds {planned} rounds at this pace")
         if index + 1 < MIN_ROUNDS:
             continue
-        judged = compare_runs(base_rounds, head_rounds, policy=looked, side_by_side=True,
-                              ignore_environment=True)
+        judged = compare_runs(base_rounds, head_rounds,
+                              policy=look_policy(policy, index + 1, planned),
+                              side_by_side=True, ignore_environment=True)
         last = {v.benchmark_id: v for v in judged.verdicts if v.benchmark_id in wanted}
         for key in list(pending):
             if settled(wanted[key], last.get(key)):

@@ -1,0 +1,109 @@
+"""Targeted confirmation on simulated A/B rounds: how often it confirms a regression that is
+not there, how often it confirms one that is, and how many rounds each costs.
+
+    python benchmarks/confirm_eval.py [--prs 300] [--noise 0.04,0.08] [--seed 1]
+
+Each PR: 4 benchmarks flagged as regressions (+10%) on a first look against a quiet history,
+then `analyze.confirm.confirm` (the production path) measures A/B rounds until each is settled
+or the budget is spent: 30 s a round, a 600 s budget (the Action's default), so 20 rounds.
+Each round measures base and head once; a benchmark's per-run median moves by `noise` (log
+sd) from round to round, on either side. The benchmarks' code is really 1.00x (the first look
+was a fluke) or 1.10x slower. Printed per noise and truth: the share of benchmarks that end a
+regression, cleared (unchanged) or unsettled, and the mean rounds the PR measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+
+import numpy as np
+
+from torch_bench.analyze.confirm import confirm
+from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.verdicts import Kind, compare_runs
+from torch_bench.results.schema import measured, new_run
+
+FLAGGED = {f"b{i}": 10.0 + i for i in range(4)}
+QUIET = {f"q{i}": 5.0 + i for i in range(8)}  # the rest of the suite, unchanged
+ENV = {"torch": "2.13.0", "python": "3.11", "cpu_model": "sim", "fingerprint": "sim"}
+SECONDS_PER_ROUND, BUDGET = 30.0, 600.0
+
+
+def run(levels: dict[str, float], rng, tag: str, day: int, within: float = 0.01):
+    results = [measured("sim", name, "latency",
+                        [float(v) for v in m * np.exp(rng.normal(0, within, 10))])
+               for name, m in levels.items()]
+    return new_run(results, created_at=f"2026-01-{1 + day // 24:02d}T{day % 24:02d}:00:00Z",
+                   run_id=f"{tag}-{day}", git={"sha": "a" * 40, "branch": "main"},
+                   env=dict(ENV), ci={"provider": "local"})
+
+
+def first_look(rng):
+    """A head whose 4 flagged benchmarks read 10% slower than 12 quiet runs of history."""
+    every = {**FLAGGED, **QUIET}
+    history = [run({n: m * float(np.exp(rng.normal(0, 0.01))) for n, m in every.items()},
+                   rng, "hist", i) for i in range(12)]
+    head = run({n: m * (1.10 if n in FLAGGED else 1.0) for n, m in every.items()}, rng,
+               "head", 100)
+    first = compare_runs(history[-1:], [head], history)
+    assert {v.name for v in first.of_kind(Kind.REGRESSION)} == set(FLAGGED), "not flagged"
+    return first
+
+
+class Rounds:
+    def __init__(self, rng, truth: float, noise: float):
+        self.rng, self.truth, self.noise, self.now, self.count = rng, truth, noise, 0.0, 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def __call__(self, index: int, only: str):
+        self.now += SECONDS_PER_ROUND
+        self.count += 1
+        chosen = {n: m for n, m in FLAGGED.items() if re.fullmatch(only, f"sim/{n}")}
+
+        def side(factor, tag):
+            return run({n: m * factor * float(np.exp(self.rng.normal(0, self.noise)))
+                        for n, m in chosen.items()}, self.rng, tag, 200 + index)
+
+        return side(1.0, "base"), side(self.truth, "ab-head")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prs", type=int, default=300)
+    parser.add_argument("--noise", default="0.04,0.08")
+    parser.add_argument("--truths", default="1.0,1.1")
+    parser.add_argument("--seed", type=int, default=1)
+    options = parser.parse_args()
+    started = time.monotonic()
+    print(f"{options.prs} PRs x {len(FLAGGED)} flagged benchmarks per cell; "
+          f"{SECONDS_PER_ROUND:g} s a round, budget {BUDGET:g} s")
+    print(f"{'noise':>6} {'truth':>6} {'regression':>11} {'cleared':>8} {'unsettled':>10} "
+          f"{'rounds':>7}")
+    for noise in (float(x) for x in options.noise.split(",")):
+        for truth in (float(x) for x in options.truths.split(",")):
+            rng = np.random.default_rng([options.seed, int(noise * 1e4), int(truth * 1e4)])
+            kinds: list[str] = []
+            rounds = []
+            for _ in range(options.prs):
+                first = first_look(rng)
+                measurer = Rounds(rng, truth, noise)
+                after = confirm(first, measurer, BUDGET, RulePolicy(), clock=measurer.clock)
+                rounds.append(measurer.count)
+                for v in after.verdicts:
+                    if v.name in FLAGGED:
+                        kinds.append("regression" if v.kind is Kind.REGRESSION else
+                                     "cleared" if v.kind is Kind.UNCHANGED else "unsettled")
+            n = len(kinds)
+            share = {k: kinds.count(k) / n for k in ("regression", "cleared", "unsettled")}
+            print(f"{noise:6.0%} {truth:6.2f} {share['regression']:11.1%} "
+                  f"{share['cleared']:8.1%} {share['unsettled']:10.1%} "
+                  f"{np.mean(rounds):7.1f}", flush=True)
+    print(f"{time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
