@@ -279,17 +279,20 @@ UNSEEN_STATE_NOTE = ("the head's speed reference read beyond every state history
 
 def moved_with_run(verdict: Verdict, shift: RunShift) -> Verdict:
     """A timing's change relative to a head run that moved as a whole beyond the run-level
-    shifts history shows, no larger than the run's own move: inconclusive, saying so.
-    Benchmarks move alike with a slower host of a kind history knows, not necessarily in a
-    state it never showed (another load mix on the runner): one that did not move at all, or
-    moved twice as far, reads as a change of the run's size the code did not make. A larger
-    change is not the machine's doing and is judged as usual. A/B rounds, which share the
-    machine's states, are not judged this way (the caller's choice)."""
+    shifts history shows, no larger than the run's own move and the benchmark's resolution
+    together: inconclusive, saying so. Benchmarks move alike with a slower host of a kind
+    history knows, not necessarily in a state it never showed (another load mix on the
+    runner): one that did not move at all, or moved twice as far, reads as a change of the
+    run's size the code did not make, give or take its own noise (half the time it reads
+    larger). A larger change is not the machine's doing and is judged as usual. A/B rounds,
+    which share the machine's states, are not judged this way (the caller's choice)."""
     a = verdict.assessment
     if verdict.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT) \
             or verdict.unit not in SHIFTED_UNITS or a is None \
-            or not 0 < a.relative_ratio < math.inf \
-            or abs(math.log(a.relative_ratio)) > abs(shift.shift):
+            or not 0 < a.relative_ratio < math.inf:
+        return verdict
+    resolution = math.log1p(a.detectable) if a.detectable is not None else 0.0
+    if abs(math.log(a.relative_ratio)) > abs(shift.shift) + resolution:
         return verdict
     moved = f"{abs(shift.ratio - 1) * 100:.1f}% {'slower' if shift.ratio > 1 else 'faster'}"
     return replace(verdict, kind=Kind.INCONCLUSIVE,
