@@ -97,6 +97,8 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         (("compare", "base.json", "head.json", "--min-history", "1"),
          "--min-history: 1 must be at least 2"),
         (("compare", "base.json", "head.json", "--pr", "-5"), "--pr: -5 must be at least 1"),
+        (("compare", "base.json", "head.json", "--confirm-base", ".", "--confirm-max-rounds",
+          "101"), "--confirm-max-rounds: 101 is more than 100"),
         (("ab", "--base", ".", "--head", ".", "--rounds", "0"), "--rounds: 0 must be at least 1"),
         (("ab", "--base", ".", "--head", ".", "--confirm-rounds", "-1"),
          "--confirm-rounds: -1 must be at least 0"),

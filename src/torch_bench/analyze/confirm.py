@@ -41,6 +41,7 @@ from torch_bench.results.schema import Run
 TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
 MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
 MAX_ROUNDS = 20  # the most rounds a confirmation plans for
+MOST_ROUNDS = 100  # the largest plan a user may ask for (its looks' levels are computed)
 UNTRUSTED_NOTE = "pre-flight check failed"
 
 

@@ -56,7 +56,8 @@ def look_levels(rounds: int, alpha: float, first: int = 2,
     return t_levels(rounds, alpha, first, SPENDING_GAMMA if gamma is None else gamma)
 
 
-CALIBRATION_WALKS = 50_000  # the rate is met to about 5% of itself
+CALIBRATION_WALKS = 50_000  # the rate is met to about 5% of itself (up to 20 rounds)
+CALIBRATION_CELLS = 1_000_000  # walks x rounds: longer plans take fewer walks
 CALIBRATION_SEED = 20261127
 
 
@@ -86,10 +87,11 @@ def t_levels(rounds: int, alpha: float, first: int, gamma: float) -> tuple[float
 
 def _t_walk_p_values(rounds: int, first: int) -> np.ndarray:
     """One-sided p of the pooled two-sample t after each of rounds `first`..`rounds`, for
-    `CALIBRATION_WALKS` seeded runs of unchanged rounds (rows)."""
+    seeded runs of unchanged rounds (rows; `CALIBRATION_WALKS`, fewer for long plans)."""
+    walks = min(CALIBRATION_WALKS, CALIBRATION_CELLS // rounds)
     rng = np.random.default_rng(CALIBRATION_SEED)
-    base = rng.standard_normal((CALIBRATION_WALKS, rounds))
-    head = rng.standard_normal((CALIBRATION_WALKS, rounds))
+    base = rng.standard_normal((walks, rounds))
+    head = rng.standard_normal((walks, rounds))
     k = np.arange(1, rounds + 1)
 
     def running(x):

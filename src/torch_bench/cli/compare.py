@@ -25,7 +25,13 @@ from torch_bench.analyze.baseline import (
     explicit,
     noise_history,
 )
-from torch_bench.analyze.confirm import MAX_ROUNDS, MIN_ROUNDS, confirm, name_filter
+from torch_bench.analyze.confirm import (
+    MAX_ROUNDS,
+    MIN_ROUNDS,
+    MOST_ROUNDS,
+    confirm,
+    name_filter,
+)
 from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
@@ -85,7 +91,7 @@ def register(subparsers) -> None:
     confirm.add_argument("--confirm-budget", type=float, default=600.0, metavar="SECONDS",
                          help="time the rounds may take (default 600)")
     confirm.add_argument("--confirm-max-rounds", type=int, default=MAX_ROUNDS, metavar="N",
-                         help=f"most rounds (default {MAX_ROUNDS})")
+                         help=f"most rounds (default {MAX_ROUNDS}, at most {MOST_ROUNDS})")
     confirm.add_argument("--confirm-run-args", default="", metavar="ARGS",
                          help="`torch-bench run` arguments of the head's run, as one string "
                               "(each round adds --filter for the benchmarks it measures and "
@@ -244,6 +250,9 @@ def confirm_targets(comparison: Comparison, args: argparse.Namespace,
         raise UserError(f"--confirm-budget: {args.confirm_budget} is not a number of seconds "
                         "> 0")
     at_least("--confirm-max-rounds", args.confirm_max_rounds, MIN_ROUNDS)
+    if args.confirm_max_rounds > MOST_ROUNDS:
+        raise UserError(f"--confirm-max-rounds: {args.confirm_max_rounds} is more than "
+                        f"{MOST_ROUNDS}")
     checkouts = Checkouts(Path(args.confirm_base).resolve(), Path(args.confirm_head).resolve(),
                           args.base_branch)
     checkouts.check()
