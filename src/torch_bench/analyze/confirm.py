@@ -91,9 +91,9 @@ def rounds_the_budget_holds(budget_s: float, first_round_s: float, max_rounds: i
 def look_policy(policy: RulePolicy, rounds: int, planned: int) -> RulePolicy:
     """The policy of the look after `rounds` of the `planned` rounds: its false-alarm rate is
     that look's level (`sequential.look_levels`; at most the plain rate past the plan)."""
-    levels = sequential.look_levels(max(planned, MIN_ROUNDS), policy.alpha, MIN_ROUNDS)
-    look = min(rounds, max(planned, MIN_ROUNDS)) - MIN_ROUNDS
-    return replace(policy, alpha=levels[max(look, 0)])
+    plan = max(planned, MIN_ROUNDS)
+    levels = sequential.look_levels(plan, policy.alpha, MIN_ROUNDS)
+    return replace(policy, alpha=levels[min(max(rounds, MIN_ROUNDS), plan) - MIN_ROUNDS])
 
 
 def settled(first: Verdict, now: Verdict | None) -> bool:

@@ -21,7 +21,7 @@ Those boundaries are exact for a statistic whose variance is known. The rounds' 
 variance from the rounds, and one low estimate makes every look of that benchmark too bold:
 at 1% over 20 looks, t tests at the boundaries' levels cross 1.14% of the time. So the
 spending is scaled down until t tests of the rounds so far (two sides, pooled variance, 2k - 2
-degrees of freedom after k rounds) cross at the rate (`t_levels`): seeded random rounds, the
+degrees of freedom after k rounds) cross at the rate (`look_levels`): seeded random rounds, the
 same for every call, so the levels are a pure function of the plan. The rule's t has more
 degrees of freedom than that (moderation lends the suite's), so it crosses a little less.
 """
@@ -47,23 +47,18 @@ def spent(alpha: float, fraction: float, gamma: float = SPENDING_GAMMA) -> float
     return alpha * math.expm1(-gamma * t) / math.expm1(-gamma)
 
 
-def look_levels(rounds: int, alpha: float, first: int = 2,
-                gamma: float | None = None) -> tuple[float, ...]:
-    """The one-sided level of each look of a t test, after rounds `first`, ..., `rounds` of
-    `rounds` planned: an unchanged benchmark crosses one of them with probability `alpha` in
-    all (one direction), given rounds that are alike and independent (`t_levels`).
-    `gamma`: the spending function's (default `SPENDING_GAMMA`)."""
-    return t_levels(rounds, alpha, first, SPENDING_GAMMA if gamma is None else gamma)
-
-
 CALIBRATION_WALKS = 50_000  # the rate is met to about 5% of itself (up to 20 rounds)
 CALIBRATION_CELLS = 1_000_000  # walks x rounds: longer plans take fewer walks
 CALIBRATION_SEED = 20261127
 
 
 @lru_cache(maxsize=64)
-def t_levels(rounds: int, alpha: float, first: int, gamma: float) -> tuple[float, ...]:
-    """`known_variance_levels` for a smaller rate, the one at which t tests of seeded rounds
+def look_levels(rounds: int, alpha: float, first: int = 2,
+                gamma: float = SPENDING_GAMMA) -> tuple[float, ...]:
+    """The one-sided level of each look of a t test, after rounds `first`, ..., `rounds` of
+    `rounds` planned: an unchanged benchmark crosses one of them with probability `alpha` in
+    all (one direction), given rounds that are alike and independent. They are
+    `known_variance_levels` for a smaller rate, the one at which t tests of seeded rounds
     cross at `alpha`."""
     if rounds < first:
         return ()

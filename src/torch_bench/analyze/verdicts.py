@@ -253,16 +253,16 @@ def compare_runs(
                    min_history=policy.min_history, side_by_side=side_by_side)
     cases = {key: _case(key, head_ids[key][0], found, policy) for key in both_ok}
     judged = dict(zip(cases, judge(list(cases.values()), policy), strict=True))
-    verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
-                         comparable, key in found.unseen_state)
-                for key in sorted(set(base_ids) | set(head_ids))]
     shift = None
     if comparable and found.shifted_benchmarks:
         shift = judge_shift(found.reference_shifts, found.head_shifts,
                             found.shifted_benchmarks, policy, side_by_side)
-    if shift is not None and not side_by_side \
-            and shift.outcome in (Outcome.WORSE, Outcome.BETTER):
-        verdicts = [moved_with_run(v, shift) for v in verdicts]
+    # A/B rounds share the machine's states: a run that moved there is the code's doing
+    moved = shift if shift is not None and not side_by_side \
+        and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else None
+    verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
+                         comparable, key in found.unseen_state, moved)
+                for key in sorted(set(base_ids) | set(head_ids))]
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
         shift = replace(shift, outcome=Outcome.UNSURE, reason=UNTRUSTED_NOTE) \
@@ -277,29 +277,24 @@ UNSEEN_STATE_NOTE = ("the head's speed reference read beyond every state history
                      "machine, not the code, may have changed")
 
 
-def moved_with_run(verdict: Verdict, shift: RunShift) -> Verdict:
-    """A timing's change relative to a head run that moved as a whole beyond the run-level
-    shifts history shows, no larger than the run's own move and the benchmark's resolution
-    together: inconclusive, saying so. Benchmarks move alike with a slower host of a kind
-    history knows, not necessarily in a state it never showed (another load mix on the
-    runner): one that did not move at all, or moved twice as far, reads as a change of the
-    run's size the code did not make, give or take its own noise (half the time it reads
-    larger). A larger change is not the machine's doing and is judged as usual. A/B rounds,
-    which share the machine's states, are not judged this way (the caller's choice)."""
-    a = verdict.assessment
-    if verdict.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT) \
-            or verdict.unit not in SHIFTED_UNITS or a is None \
-            or not 0 < a.relative_ratio < math.inf:
-        return verdict
-    resolution = math.log1p(a.detectable) if a.detectable is not None else 0.0
-    if abs(math.log(a.relative_ratio)) > abs(shift.shift) + resolution:
-        return verdict
+def moved_with_run(assessment: Assessment, unit: str, shift: RunShift) -> str | None:
+    """Why a timing's change relative to a head run that moved as a whole beyond the
+    run-level shifts history shows cannot be called, when it is no larger than the run's own
+    move and the benchmark's resolution together; None otherwise. Benchmarks move alike with
+    a slower host of a kind history knows, not necessarily in a state it never showed
+    (another load mix on the runner): one that did not move at all, or moved twice as far,
+    reads as a change of the run's size the code did not make, give or take its own noise
+    (half the time it reads larger). A larger change is not the machine's doing and is
+    judged as usual."""
+    if unit not in SHIFTED_UNITS or not 0 < assessment.relative_ratio < math.inf:
+        return None
+    resolution = math.log1p(assessment.detectable) if assessment.detectable is not None \
+        else 0.0
+    if abs(math.log(assessment.relative_ratio)) > abs(shift.shift) + resolution:
+        return None
     moved = f"{abs(shift.ratio - 1) * 100:.1f}% {'slower' if shift.ratio > 1 else 'faster'}"
-    return replace(verdict, kind=Kind.INCONCLUSIVE,
-                   note=f"measured as {verdict.kind.value} relative to its run, but the whole "
-                        f"run was {moved}, beyond the run-level shifts history shows: "
-                        "benchmarks need not move alike in a state of the machine history "
-                        "never showed")
+    return (f"the whole run was {moved}, beyond the run-level shifts history shows: "
+            "benchmarks need not move alike in a state of the machine history never showed")
 
 
 def _case(key: str, result: Result, found: SuiteEvidence, policy: RulePolicy) -> Case:
@@ -320,7 +315,7 @@ def _status(results: Sequence[Result]) -> str | None:
 
 
 def _verdict(key: str, base: list[Result], head: list[Result], assessment: Assessment | None,
-             comparable: bool, unseen_state: bool) -> Verdict:
+             comparable: bool, unseen_state: bool, moved: RunShift | None) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -352,6 +347,11 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
         if doubt:
             return make(Kind.INCONCLUSIVE, assessment=assessment,
                         note=f"measured as {kind.value}, but {doubt}")
+        # ... nor a run that moved as a whole beyond history (see `moved_with_run`)
+        doubt = moved_with_run(assessment, first.unit, moved) if moved else None
+        if doubt:
+            return make(Kind.INCONCLUSIVE, assessment=assessment,
+                        note=f"measured as {kind.value} relative to its run, but {doubt}")
     return make(kind, assessment=assessment, note=assessment.reason)
 
 

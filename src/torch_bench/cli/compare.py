@@ -35,7 +35,7 @@ from torch_bench.analyze.confirm import (
 from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
-from torch_bench.boundary import http_url
+from torch_bench.boundary import http_url, number
 from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
@@ -90,7 +90,8 @@ def register(subparsers) -> None:
                          help="checkout of the head (default .)")
     confirm.add_argument("--confirm-budget", type=float, default=600.0, metavar="SECONDS",
                          help="time the rounds may take (default 600)")
-    confirm.add_argument("--confirm-max-rounds", type=int, default=MAX_ROUNDS, metavar="N",
+    confirm.add_argument("--confirm-max-rounds", default=MAX_ROUNDS, metavar="N",
+                         type=number(MIN_ROUNDS, MOST_ROUNDS, integer=True, unit="rounds"),
                          help=f"most rounds (default {MAX_ROUNDS}, at most {MOST_ROUNDS})")
     confirm.add_argument("--confirm-run-args", default="", metavar="ARGS",
                          help="`torch-bench run` arguments of the head's run, as one string "
@@ -249,10 +250,6 @@ def confirm_targets(comparison: Comparison, args: argparse.Namespace,
     if not 0 < args.confirm_budget < math.inf:
         raise UserError(f"--confirm-budget: {args.confirm_budget} is not a number of seconds "
                         "> 0")
-    at_least("--confirm-max-rounds", args.confirm_max_rounds, MIN_ROUNDS)
-    if args.confirm_max_rounds > MOST_ROUNDS:
-        raise UserError(f"--confirm-max-rounds: {args.confirm_max_rounds} is more than "
-                        f"{MOST_ROUNDS}")
     checkouts = Checkouts(Path(args.confirm_base).resolve(), Path(args.confirm_head).resolve(),
                           args.base_branch)
     checkouts.check()
