@@ -7,7 +7,8 @@ processes of 10 samples, as `torch-bench run` does by default; the documents are
 `results.schema.measured` and judged by `analyze.verdicts.compare_runs`, nothing
 re-implemented. In a change draw one benchmark is slower by 5, 10 or 20%; its unchanged
 neighbours count towards the per-benchmark false alarms. In a null draw nothing changed:
-any regression verdict is a false alarm of that PR.
+any regression verdict, or the whole run called slower (column "whole"), is a false alarm of
+that PR: either fails it.
 
 ln(sample) = shared run offset + the benchmark's run offset + a process offset (0.5%) +
 iteration noise (the benchmark's own CV, 2-10%). The run offsets follow one of these models,
@@ -35,6 +36,7 @@ Run:  nice .venv/bin/python benchmarks/detector_eval.py [--reps 100] [--null-rep
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -162,6 +164,13 @@ def documents(samples: np.ndarray, names: list[str], first_day: int, branch: str
 class Draw:
     flags: dict  # benchmark index -> verdict kind
     oracle_stats: np.ndarray  # the oracle's statistic of every benchmark
+    whole_run_slower: bool = False  # the run-shift test called the head's run slower
+
+    @property
+    def names_a_regression(self) -> bool:
+        """What fails the PR (`Comparison.has_regression`): a benchmark's regression or
+        the whole run called slower."""
+        return self.whole_run_slower or any(k is Kind.REGRESSION for k in self.flags.values())
 
 
 def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
@@ -177,11 +186,12 @@ def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
     head_runs = documents(now, names, history, "pr")
     comparison = compare_runs(hist_runs[-1:], head_runs, hist_runs, policy=POLICY)
     flags = {int(v.name[1:]): v.kind for v in comparison.verdicts}
+    slower = comparison.run_shift is not None and comparison.run_shift.outcome.value == "worse"
     hist_logs = np.log(np.median(past, axis=2))
     head_logs = np.log(np.median(now, axis=2))
     d = head_logs.mean(axis=0) - hist_logs.mean(axis=0)
     others = (d.sum() - d) / (m - 1)
-    return Draw(flags, d - others)
+    return Draw(flags, d - others, slower)
 
 
 def oracle_threshold(null_stats: np.ndarray, rate: float) -> float:
@@ -191,7 +201,8 @@ def oracle_threshold(null_stats: np.ndarray, rate: float) -> float:
 @dataclass
 class Cell:
     false_rate: float  # per benchmark, regressions among unchanged benchmarks
-    false_pr: float  # null PRs naming any regression
+    false_pr: float  # null PRs naming any regression, the whole run's included
+    whole_run: float  # null PRs whose whole run was called slower
     inconclusive: float  # share of benchmarks inconclusive in null PRs
     found: dict  # change -> our detection
     oracle: dict  # change -> the oracle's detection
@@ -206,8 +217,8 @@ def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps) -> Cell:
                  for j, k in d.flags.items() if j != 0)
     unchanged_count = null_reps * m + reps * len(CHANGES) * (m - 1)
     rate = false / unchanged_count
-    false_pr = float(np.mean([any(k is Kind.REGRESSION for k in d.flags.values())
-                              for d in null]))
+    false_pr = float(np.mean([d.names_a_regression for d in null]))
+    whole_run = float(np.mean([d.whole_run_slower for d in null]))
     inconclusive = float(np.mean([k is Kind.INCONCLUSIVE for d in null
                                   for k in d.flags.values()]))
     null_stats = np.concatenate([d.oracle_stats for d in null])
@@ -216,7 +227,7 @@ def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps) -> Cell:
              for c, ds in changed.items()}
     oracle = {c: float(np.mean([d.oracle_stats[0] > threshold for d in ds]))
               for c, ds in changed.items()}
-    return Cell(rate, false_pr, inconclusive, found, oracle)
+    return Cell(rate, false_pr, whole_run, inconclusive, found, oracle)
 
 
 def wilson_upper(rate: float, n: int, z: float = 1.96) -> float:
@@ -240,7 +251,7 @@ def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
     rows = {}
     print(f"suite of {m}: per cell {null_reps} null PRs and {reps} PRs per change")
     print(f"{'model':<18} {'run':>4} {'R':>1} {'H':>2} {'false':>6} {'<=':>6} {'PR':>5} "
-          f"{'inc':>5}  " + "  ".join(f"{c:>4.0%}: ours/best" for c in CHANGES))
+          f"{'whole':>5} {'inc':>5}  " + "  ".join(f"{c:>4.0%}: ours/best" for c in CHANGES))
     for model in models:
         for run_cv in RUN_CVS:
             for runs in runs_options:
@@ -250,7 +261,8 @@ def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
                     n = null_reps * m + reps * len(CHANGES) * (m - 1)
                     print(f"{model.name:<18} {run_cv:>4.0%} {runs:>1} {history:>2} "
                           f"{cell.false_rate:>6.2%} {wilson_upper(cell.false_rate, n):>6.2%} "
-                          f"{cell.false_pr:>5.1%} {cell.inconclusive:>5.1%}  "
+                          f"{cell.false_pr:>5.1%} {cell.whole_run:>5.1%} "
+                          f"{cell.inconclusive:>5.1%}  "
                           + "  ".join(f"{cell.found[c]:>5.0%} / {cell.oracle[c]:>4.0%}"
                                       for c in CHANGES), flush=True)
     return rows
@@ -298,8 +310,7 @@ def per_pr_table(rng, sizes, null_reps: int) -> None:
         for model in (MODELS[0], MODELS[4]):
             reps = max(20, null_reps * 12 // m)
             draws = [one_draw(rng, model, m, 0.05, 10, 1, 0.0) for _ in range(reps)]
-            rate = float(np.mean([any(k is Kind.REGRESSION for k in d.flags.values())
-                                  for d in draws]))
+            rate = float(np.mean([d.names_a_regression for d in draws]))
             per_bench = float(np.mean([k is Kind.REGRESSION for d in draws
                                        for k in d.flags.values()]))
             verdict(f"m={m:>4} {model.name:<8}: {rate:.1%} of {reps} PRs name a false "
@@ -311,50 +322,49 @@ def per_pr_table(rng, sizes, null_reps: int) -> None:
 ORACLE_NULL_DRAWS = 2000  # the oracle's 1% threshold from 50 null draws would sit near 2%
 
 
-def suite_draw(rng, model: Model, run_cv: float, history: int, change: float):
-    """One PR of a 12-benchmark suite whose timings all changed by `change`: (history
-    samples, head samples, the oracle's statistic: the mean over the suite of the head's
-    ln(median) minus its history's mean)."""
+def suite_draw(rng, model: Model, run_cv: float, history: int, change: float, runs: int = 1):
+    """One PR of a 12-benchmark suite whose timings all changed by `change`, `runs` head
+    runs: (history samples, head samples, the oracle's statistic: the mean over the suite of
+    the head's mean ln(median) minus its history's mean)."""
     suite = new_suite(rng, 12)
-    off = model.offsets(rng, history + 1, 12, run_cv, suite.scales)
+    off = model.offsets(rng, history + runs, 12, run_cv, suite.scales)
     past = draw_samples(rng, suite, off[:history], model, np.ones(12))
     now = draw_samples(rng, suite, off[history:], model, np.full(12, 1 + change))
     d = np.log(np.median(now, axis=2)).mean(axis=0) - np.log(np.median(past, axis=2)).mean(axis=0)
     return past, now, float(d.mean())
 
 
-def whole_suite(rng, reps: int, models=MODELS) -> None:
+def whole_suite(rng, reps: int, models=MODELS, runs_options=(1,)) -> None:
     """A real 10% slowdown of every timing: reported by the run-shift test? The oracle's
     threshold is calibrated on `ORACLE_NULL_DRAWS` unchanged PRs (its statistic needs no
     `compare_runs`), at the 1% the shift test is held to; our own rate on unchanged PRs is
     printed beside it."""
     print(f"\nWhole-suite 10% slowdown ({reps} PRs per cell, and as many unchanged; suite of 12, "
-          f"R 1; the oracle calibrated on {ORACLE_NULL_DRAWS} unchanged PRs):")
+          f"the oracle calibrated on {ORACLE_NULL_DRAWS} unchanged PRs):")
     names = [f"b{j:04d}" for j in range(12)]
-    for model in models:
-        for run_cv in RUN_CVS:
-            for history in (5, 10, 20):
-                null_stats = [suite_draw(rng, model, run_cv, history, 0.0)[2]
-                              for _ in range(ORACLE_NULL_DRAWS)]
-                threshold = float(np.quantile(null_stats, 0.99))
-                hits = {0.0: 0, 0.10: 0}
-                stats = []
-                for change in (0.0, 0.10):
-                    for _ in range(reps):
-                        past, now, stat = suite_draw(rng, model, run_cv, history, change)
-                        hist = documents(past, names, 0, "main")
-                        comparison = compare_runs(hist[-1:], documents(now, names, history,
-                                                                       "pr"), hist)
-                        if change:
-                            stats.append(stat)
-                        if comparison.run_shift is not None:
-                            hits[change] += comparison.run_shift.outcome.value == "worse"
-                oracle_hits = float(np.mean(np.array(stats) > threshold))
-                ours = hits[0.10] / reps
-                print(f"  {model.name:<18} run CV {run_cv:.0%} H {history:>2}: ours {ours:.0%} "
-                      f"(unchanged PRs called slower: {hits[0.0] / reps:.0%}), oracle "
-                      f"{oracle_hits:.0%}, efficiency "
-                      f"{ours / oracle_hits if oracle_hits else float('nan'):.2f}", flush=True)
+    for model, run_cv, runs, history in itertools.product(models, RUN_CVS, runs_options,
+                                                          HISTORIES):
+        null_stats = [suite_draw(rng, model, run_cv, history, 0.0, runs)[2]
+                      for _ in range(ORACLE_NULL_DRAWS)]
+        threshold = float(np.quantile(null_stats, 0.99))
+        hits = {0.0: 0, 0.10: 0}
+        stats = []
+        for change in (0.0, 0.10):
+            for _ in range(reps):
+                past, now, stat = suite_draw(rng, model, run_cv, history, change, runs)
+                hist = documents(past, names, 0, "main")
+                comparison = compare_runs(hist[-1:], documents(now, names, history,
+                                                               "pr"), hist)
+                if change:
+                    stats.append(stat)
+                if comparison.run_shift is not None:
+                    hits[change] += comparison.run_shift.outcome.value == "worse"
+        oracle_hits = float(np.mean(np.array(stats) > threshold))
+        ours = hits[0.10] / reps
+        print(f"  {model.name:<18} run CV {run_cv:.0%} R {runs} H {history:>2}: ours "
+              f"{ours:.0%} (unchanged PRs called slower: {hits[0.0] / reps:.0%}), oracle "
+              f"{oracle_hits:.0%}, efficiency "
+              f"{ours / oracle_hits if oracle_hits else float('nan'):.2f}", flush=True)
 
 
 def verdict(text: str, met: bool) -> None:
@@ -372,6 +382,8 @@ def main() -> None:
     parser.add_argument("--runs", default=None,
                         help="head runs a side in the fleet table, comma list (default 1,3; "
                              "1 with --quick)")
+    parser.add_argument("--suite-runs", default="1",
+                        help="head runs a side in the whole-suite table, comma list")
     parser.add_argument("--models", default=None,
                         help="noise models of the fleet and whole-suite tables, comma list "
                              f"of their kinds ({','.join(m.kind for m in MODELS)}; default all)")
@@ -391,7 +403,8 @@ def main() -> None:
         per_pr_table(rng, [int(s) for s in args.sizes.split(",")], args.null_reps)
     if "suite" not in skip:
         whole_suite(rng, max(50, args.reps),
-                    tuple(m for m in MODELS if not args.models or m.kind in args.models.split(",")))
+                    tuple(m for m in MODELS if not args.models or m.kind in args.models.split(",")),
+                    tuple(int(r) for r in args.suite_runs.split(",")))
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

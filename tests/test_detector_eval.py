@@ -77,3 +77,19 @@ def test_a_whole_suite_draw_slows_every_timing_and_the_oracle_sees_it():
     assert abs(stat - math.log(1.10)) < 0.05
     nulls = [script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.0)[2] for _ in range(200)]
     assert abs(float(np.mean(nulls))) < 0.01 and float(np.quantile(nulls, 0.99)) < 0.08
+
+
+def test_a_null_pr_whose_whole_run_is_called_slower_is_a_false_alarm_of_that_pr():
+    script = load_script()
+    quiet = {j: Kind.UNCHANGED for j in range(12)}
+    assert not script.Draw(quiet, np.zeros(12)).names_a_regression
+    assert script.Draw(quiet, np.zeros(12), whole_run_slower=True).names_a_regression
+    assert script.Draw({**quiet, 3: Kind.REGRESSION}, np.zeros(12)).names_a_regression
+
+
+def test_a_whole_suite_draw_can_have_several_head_runs():
+    script = load_script()
+    past, now, stat = script.suite_draw(np.random.default_rng(9), script.MODELS[0], 0.02, 10,
+                                        0.10, runs=3)
+    assert past.shape[:2] == (10, 12) and now.shape[:2] == (3, 12)
+    assert abs(stat - math.log(1.10)) < 0.05

@@ -215,6 +215,42 @@ def test_a_real_global_slowdown_is_reported_once():
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
 
 
+def wandering_runs(first, count, factor=1.0, branch="main", period=28):
+    """Runs `first` to `first + count - 1` of SUITE on a machine whose state carries over
+    from run to run: the whole suite follows a slow wave of 5% (and 1% of its own), so
+    consecutive runs sit close together and the head's runs, one after another, can sit
+    together at a crest the history never reached."""
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(first)
+    runs = []
+    for i in range(first, first + count):
+        state = factor * math.exp(0.05 * math.sin(2 * math.pi * i / period))
+        results = [ok(name, m * state * float(np.exp(rng.normal(0, 0.01))), seed=100 * i + j)
+                   for j, (name, m) in enumerate(SUITE.items())]
+        runs.append(make_run(results, sha=f"{i:040x}", branch=branch, run_id=f"{branch}-{i}",
+                             created_at=f"2025-12-{1 + i:02d}T00:00:00Z"))
+    return runs
+
+
+def test_a_run_shift_of_a_machine_state_that_carries_over_is_not_called_a_slowdown():
+    # History: runs 12-31 of the wave; head: runs 32-34, at its crest, 6% above the history's
+    # level with the three of them close together. Judged as independent runs that is z = 4.
+    # The suite's timings show the memory (the run shifts alone, 20 values, cannot), and the
+    # shift test counts it.
+    past = wandering_runs(12, 20)
+    comparison = compare_runs(past[-1:], wandering_runs(32, 3, branch="pr"), past)
+    shift = comparison.run_shift
+    assert shift.ratio == pytest.approx(1.06, abs=0.01)
+    assert shift.outcome is Outcome.UNSURE and not comparison.has_regression
+    assert {v.kind for v in comparison.verdicts} == {Kind.UNCHANGED}
+    # a real 25% slowdown on top of that state is still the whole run's, and reported
+    slower = compare_runs(past[-1:], wandering_runs(32, 3, factor=1.25, branch="pr"), past)
+    assert slower.run_shift.outcome is Outcome.WORSE and slower.has_regression
+
+
 def test_benchmarks_that_did_not_move_with_a_run_beyond_history_are_not_called_changes():
     # Another load mix on the runner: the head run moved 7% as a whole, far beyond history's
     # run shifts, and two benchmarks did not move with it. Relative to the run they read 7%

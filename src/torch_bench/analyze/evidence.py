@@ -9,6 +9,10 @@ rounds. For each benchmark, with timings taken relative to their run's shift
   of runs that remember the previous one read at the level's scale (`series_memory`); the
   baseline level is the mean of the newest segment, the one the base runs are in;
 - the variance is pooled within every segment and within the head's runs.
+The run shifts are one series, too short to show whether runs remember the previous one;
+that memory is read from the newest segments of the timings as measured, before the shift
+is taken out (the machine's state is what they share), as the rule reads it
+(`null_shape.suite_autocorrelation`, the upper end of its range), for the whole run's test.
 Pure: runs in, evidence out.
 """
 
@@ -79,6 +83,7 @@ class SuiteEvidence:
     head_shifts: list[float]
     shifted_benchmarks: int  # timings the shifts were taken over (0: no shift)
     unseen_state: frozenset[str] = frozenset()  # a head's speed reference beyond history's
+    shift_memory: float = 0.0  # the runs' memory, as the whole run's shift is judged with it
 
 
 def head_sampling_variances(head: Sequence[Run], keys: Sequence[str],
@@ -162,6 +167,7 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
             series, find_change_points_many([np.exp(s) for s in series]),
             series_memory(series, heads, [within.get(key, 0.0) for key in keys]), strict=True)]
     evidence, counts, levels, shifts = {}, {}, {}, {}
+    as_measured = []
     for j, key in enumerate(keys):
         raw_head = head_logs[np.isfinite(head_logs[:, j]), j]
         pieces = _segments(series[j], starts[j])
@@ -172,9 +178,15 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
         levels[key] = (float(np.exp(raw_ref.mean())) if raw_ref.size else math.nan,
                        float(np.exp(raw_head.mean())) if raw_head.size else math.nan)
         shifts[key] = float(head_shift.mean()) if timing[j] and head_shift.size else 0.0
+        if timing[j] and raw_ref.size and raw_head.size:
+            as_measured.append(evidence_from_groups(raw_ref, raw_head, (), False,
+                                                    within.get(key, 0.0)))
         if heads[j].size and newest.size and (side_by_side or series[j].size >= min_history):
             evidence[key] = evidence_from_groups(newest, heads[j], pieces[:-1], side_by_side,
                                                  within.get(key, 0.0))
+    memory = 0.0 if side_by_side or not shifted else \
+        round(suite_autocorrelation(as_measured, errors=1.0), 3)
     return SuiteEvidence(evidence, counts, levels, shifts,
                          ref_shift.tolist() if shifted else [],
-                         head_shift.tolist() if shifted else [], shifted, scaling.unseen_state)
+                         head_shift.tolist() if shifted else [], shifted, scaling.unseen_state,
+                         memory)

@@ -211,13 +211,17 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
 
 
 def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
-          priors: Mapping[str, Prior] | None = None) -> list[Assessment]:
-    """The rule over a suite (see the module docstring); one assessment per case."""
+          priors: Mapping[str, Prior] | None = None,
+          memory: float | None = None) -> list[Assessment]:
+    """The rule over a suite (see the module docstring); one assessment per case. `memory`:
+    the runs' AR(1) rho when the caller reads it from more than these cases' own series (the
+    whole run's shift, one series, reads it from the suite's timings)."""
     priors = fit_priors(cases) if priors is None else priors
     tested = [(c.evidence, priors.get(c.prior_group, NO_PRIOR)) for c in cases if c.evidence]
     tails = learn_tails(prediction_residuals(tested))
     # the upper end of the memory's range: too little memory names false regressions
-    rho = round(suite_autocorrelation([e for e, _ in tested], errors=1.0), 3)
+    rho = round(suite_autocorrelation([e for e, _ in tested], errors=1.0), 3) \
+        if memory is None else memory
     tests = [_t_test(c.evidence, priors.get(c.prior_group, NO_PRIOR), tails, rho)
              if c.evidence else None for c in cases]
     p_worse = np.array([math.nan if t is None else (t.p_up if c.lower_is_better else t.p_down)

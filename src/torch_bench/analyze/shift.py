@@ -117,9 +117,11 @@ class RunShift:
 
 
 def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: int,
-                policy: RulePolicy, side_by_side: bool = False) -> RunShift:
+                policy: RulePolicy, side_by_side: bool = False,
+                memory: float = 0.0) -> RunShift:
     """The head's shift judged against the reference runs' shifts. Timings: higher is
-    worse."""
+    worse. `memory`: the runs' AR(1) rho, read from the suite's timings as measured
+    (`evidence.gather`); one series of at most 20 shifts cannot show it."""
     reference = np.asarray([s for s in reference if math.isfinite(s)], dtype=float)
     head = np.asarray([s for s in head if math.isfinite(s)], dtype=float)
     enough = reference.size >= 1 and (side_by_side or reference.size >= policy.min_history)
@@ -129,7 +131,7 @@ def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: i
     moved = float(head.mean()) - level
     case = Case(evidence, True, policy.min_effect, "shift", int(reference.size),
                 (1.0, math.exp(moved)))
-    a: Assessment = judge([case], policy)[0]
+    a: Assessment = judge([case], policy, memory=memory)[0]
     reason = a.reason
     if a.outcome is Outcome.UNSURE and reason is None:
         reason = "within the run-level shifts seen in history"

@@ -256,7 +256,8 @@ def compare_runs(
     shift = None
     if comparable and found.shifted_benchmarks:
         shift = judge_shift(found.reference_shifts, found.head_shifts,
-                            found.shifted_benchmarks, policy, side_by_side)
+                            found.shifted_benchmarks, policy, side_by_side,
+                            found.shift_memory)
     # A/B rounds share the machine's states: a run that moved there is the code's doing
     moved = shift if shift is not None and not side_by_side \
         and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else None
