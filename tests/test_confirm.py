@@ -10,9 +10,11 @@ import pytest
 
 from support.runs import history, make_run, ok
 from test_ab import checkout
-from torch_bench.analyze.confirm import confirm, leaning, name_filter, targets
-from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.confirm import confirm, leaning, name_filter, shift_witnesses, targets
+from torch_bench.analyze.rule import Outcome, RulePolicy
+from torch_bench.analyze.shift import MIN_BENCHMARKS
 from torch_bench.analyze.verdicts import Kind, compare_runs
+from torch_bench.report.markdown import format_report
 
 LEVELS = {f"b{i}": 10.0 + i for i in range(8)}
 
@@ -201,6 +203,60 @@ def test_nothing_to_confirm_measures_nothing():
     assert confirm(first, rounds, budget_s=300, policy=RulePolicy(),
                    clock=rounds.clock) is first
     assert rounds.calls == []
+
+
+EVERYTHING = dict.fromkeys(LEVELS)
+
+
+def test_a_head_run_that_was_a_burst_as_a_whole_is_cleared_by_the_rounds():
+    # the head's one run was 20% slower as a whole (a neighbour on the runner), the code not
+    first = first_look(dict.fromkeys(EVERYTHING, 1.20))
+    assert first.run_shift.outcome is Outcome.WORSE and first.has_regression
+    rounds = Rounds({})
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    assert after.run_shift.outcome is Outcome.UNSURE and after.run_shift.confirmed is False
+    assert not after.has_regression
+    assert after.run_shift.reason.endswith("the head's runs moved, not the code")
+    assert "no change beyond" in after.run_shift.reason
+    # the rounds measured enough timings to take a run shift, and stopped once it was clear
+    assert sum(f"demo/{n}" in rounds.calls[0][1].replace("\\", "")
+               for n in LEVELS) >= MIN_BENCHMARKS
+    assert 2 <= len(rounds.calls) < 20
+    summary = after.to_dict()["confirmation"]
+    assert summary["whole_run"] == "cleared"
+    assert after.to_dict()["run_shift"]["verdict"] == "unsure"
+    report = format_report(after)
+    assert "so it is not flagged" in report and "whole run" not in report.splitlines()[0]
+    assert "the whole run's shift cleared" in report
+
+
+def test_a_real_slowdown_of_the_whole_suite_is_confirmed_and_still_flagged():
+    first = first_look(dict.fromkeys(EVERYTHING, 1.10))
+    assert first.run_shift.outcome is Outcome.WORSE
+    rounds = Rounds(dict.fromkeys(EVERYTHING, 1.10))
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    assert after.run_shift.outcome is Outcome.WORSE and after.run_shift.confirmed is True
+    assert after.has_regression
+    assert after.run_shift.reason.startswith("confirmed: ") \
+        and "A/B rounds with the base read +10." in after.run_shift.reason
+    assert after.to_dict()["confirmation"]["whole_run"] == "confirmed"
+    assert "confirmed: " in format_report(after)
+
+
+def test_a_whole_run_shift_the_budget_cannot_settle_is_not_flagged():
+    first = first_look(dict.fromkeys(EVERYTHING, 1.20))
+    rounds = Rounds(dict.fromkeys(EVERYTHING, 1.20), seconds_per_round=100.0, noise=0.4)
+    after = confirm(first, rounds, budget_s=250, policy=RulePolicy(), clock=rounds.clock)
+    assert len(rounds.calls) == 2
+    assert after.run_shift.outcome is Outcome.UNSURE and not after.has_regression
+    assert "did not settle it within the budget" in after.run_shift.reason
+    assert after.to_dict()["confirmation"]["whole_run"] == "not settled"
+
+
+def test_a_whole_run_within_history_is_not_re_measured():
+    first = first_look({"b1": 1.10})
+    assert first.run_shift.outcome not in (Outcome.WORSE, Outcome.BETTER)
+    assert shift_witnesses(first, targets(first)) == []
 
 
 @pytest.mark.slow

@@ -20,9 +20,19 @@ benchmark is settled, after the rounds the budget holds, or when the next round 
 budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
-benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged. Pure
-but for `measure_round`, the callable that measures one round (`analyze.ab.run_round` in the
-tool).
+benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged.
+
+A whole run called slower or faster than history's run-level shifts allow is re-measured too:
+a head run that was a burst (a neighbour on the runner, a slower moment of the host) moves as
+a whole, and no single-run test tells that from a change of the code. Beside the targets the
+rounds then measure `SHIFT_WITNESSES` timings in all (the targets' own, then the cheapest
+unchanged ones), whose shift the rounds judge side by side, at the same looks' levels; it is
+settled as benchmarks are (called again, or cleared by rounds that could have seen half the
+first move). Confirmed, the whole run stays flagged; cleared or not settled within the
+budget, it is not (the report says which and why).
+
+Pure but for `measure_round`, the callable that measures one round (`analyze.ab.run_round`
+in the tool).
 """
 
 from __future__ import annotations
@@ -34,7 +44,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from torch_bench.analyze import sequential
-from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.rule import Outcome, RulePolicy
+from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict, compare_runs
 from torch_bench.results.schema import Run
 
@@ -43,6 +54,8 @@ MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
 MAX_ROUNDS = 20  # the most rounds a confirmation plans for
 MOST_ROUNDS = 100  # the largest plan a user may ask for (its looks' levels are computed)
 UNTRUSTED_NOTE = "pre-flight check failed"
+SHIFT_WITNESSES = 8  # timings that re-measure the whole run's shift (at least MIN_BENCHMARKS)
+ALERTS = (Outcome.WORSE, Outcome.BETTER)
 
 
 def targets(comparison: Comparison) -> list[Verdict]:
@@ -72,6 +85,24 @@ def _change_size(assessment) -> float | None:
     if assessment is None or not 0 < assessment.relative_ratio < math.inf:
         return None
     return abs(math.log(assessment.relative_ratio))
+
+
+def shift_witnesses(comparison: Comparison, chosen: Sequence[Verdict]) -> list[Verdict]:
+    """When the whole run was called slower or faster: the timings beside `chosen` that
+    re-measure its shift, the cheapest (smallest head median) of those judged on both sides,
+    `SHIFT_WITNESSES` timings in all with `chosen`'s own; none when the run did not alert or
+    fewer than `MIN_BENCHMARKS` timings could be measured."""
+    shift = comparison.run_shift
+    if shift is None or shift.outcome not in ALERTS or comparison.untrusted_sides:
+        return []
+    own = {v.benchmark_id for v in chosen if v.unit in SHIFTED_UNITS}
+    spare = sorted((v for v in comparison.verdicts
+                    if v.unit in SHIFTED_UNITS and v.benchmark_id not in own
+                    and v.assessment is not None and v.kind is not Kind.NOT_COMPARABLE
+                    and not (v.note or "").startswith(UNTRUSTED_NOTE)),
+                   key=lambda v: v.assessment.head_median)
+    found = spare[:max(0, SHIFT_WITNESSES - len(own))]
+    return found if len(own) + len(found) >= MIN_BENCHMARKS else []
 
 
 def name_filter(verdicts: Sequence[Verdict]) -> str:
@@ -112,6 +143,17 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
     return now.assessment.detectable <= wanted
 
 
+def shift_settled(first: RunShift, now: RunShift | None, min_effect: float) -> bool:
+    """The rounds' shift called the run slower or faster, or could have seen half the
+    first move and saw none."""
+    if now is None:
+        return False
+    if now.outcome in ALERTS:
+        return True
+    return now.detectable is not None \
+        and now.detectable <= max(min_effect, math.expm1(abs(first.shift) / 2))
+
+
 @dataclass(frozen=True)
 class Confirmation:
     """What the rounds did, for the report."""
@@ -121,16 +163,25 @@ class Confirmation:
     budget: float
     benchmarks: int
     settled: int
+    whole_run: str | None = None  # the whole run's shift: confirmed, cleared or not settled
+    shift_timings: int = 0  # the timings its shift was re-measured on
 
     def to_dict(self) -> dict:
         return {"rounds": self.rounds, "seconds": round(self.seconds, 1),
                 "budget_seconds": self.budget, "benchmarks": self.benchmarks,
-                "settled": self.settled}
+                "settled": self.settled, "whole_run": self.whole_run,
+                "shift_timings": self.shift_timings}
 
     def describe(self) -> str:
-        return (f"{self.benchmarks} benchmark(s) re-measured side by side with the base "
-                f"over {self.rounds} A/B round(s) ({self.seconds:.0f} s of a "
-                f"{self.budget:.0f} s budget); {self.settled} settled")
+        what = [f"{self.benchmarks} benchmark(s)"] if self.benchmarks else []
+        if self.whole_run:
+            what.append(f"the whole run's shift ({self.shift_timings} timings)")
+        said = (f"{' and '.join(what)} re-measured side by side with the base over "
+                f"{self.rounds} A/B round(s) ({self.seconds:.0f} s of a {self.budget:.0f} s "
+                "budget)")
+        if self.benchmarks:
+            said += f"; {self.settled} settled"
+        return said + (f"; the whole run's shift {self.whole_run}" if self.whole_run else "")
 
 
 RoundMeasurer = Callable[[int, str], tuple[Run, Run]]  # (round index, filter) -> (base, head)
@@ -143,7 +194,9 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     """Measure A/B rounds of the targets until settled or out of budget; the comparison with
     their verdicts replaced (see the module docstring)."""
     wanted = {v.benchmark_id: v for v in targets(comparison)}
-    if not wanted or budget_s <= 0 or max_rounds < MIN_ROUNDS:
+    witnesses = shift_witnesses(comparison, list(wanted.values()))
+    first_shift = comparison.run_shift if witnesses else None
+    if not (wanted or witnesses) or budget_s <= 0 or max_rounds < MIN_ROUNDS:
         return comparison
     planned = max_rounds
     pending = dict(wanted)
@@ -152,14 +205,20 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     head_rounds: list[Run] = []
     started = clock()
     last: dict[str, Verdict] = {}
+    shift_now: RunShift | None = None
+    shift_pending = first_shift is not None
+    shift_timings = len(witnesses) + sum(v.unit in SHIFTED_UNITS for v in wanted.values()) \
+        if witnesses else 0
     while (index := len(head_rounds)) < planned:  # planned: at most max_rounds
         elapsed = clock() - started
         if index and elapsed + elapsed / index > budget_s:
             log(f"confirmation: the budget ({budget_s:g} s) leaves no room for round "
                 f"{index + 1}")
             break
-        log(f"confirmation round {index + 1}: {len(pending)} benchmark(s)")
-        base, head = measure_round(index, name_filter(list(pending.values())))
+        measuring = list(pending.values()) + (witnesses if shift_pending else [])
+        log(f"confirmation round {index + 1}: {len(pending)} benchmark(s)"
+            + (f", the whole run's shift on {shift_timings} timings" if shift_pending else ""))
+        base, head = measure_round(index, name_filter(measuring))
         base_rounds.append(base)
         head_rounds.append(head)
         if index == 0:
@@ -175,14 +234,39 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             if settled(wanted[key], last.get(key)):
                 done[key] = last[key]
                 del pending[key]
-        if not pending:
+        if shift_pending:
+            shift_now = judged.run_shift
+            shift_pending = not shift_settled(first_shift, shift_now, policy.min_effect)
+        if not pending and not shift_pending:
             break
     rounds = len(head_rounds)
-    summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done))
+    run_shift = comparison.run_shift if first_shift is None else \
+        _shift_after(first_shift, None if shift_pending else shift_now, rounds)
+    summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done),
+                           None if first_shift is None else "not settled" if shift_pending
+                           else "confirmed" if run_shift.confirmed else "cleared", shift_timings)
     verdicts = tuple(_after(v, done.get(v.benchmark_id), last.get(v.benchmark_id), rounds)
                      if v.benchmark_id in wanted else v for v in comparison.verdicts)
-    return replace(comparison, verdicts=verdicts,
+    return replace(comparison, verdicts=verdicts, run_shift=run_shift,
                    extra={**comparison.extra, "confirmation": summary})
+
+
+def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> RunShift:
+    """The whole run's verdict after the rounds: still flagged when they called it the same
+    way, not flagged otherwise, with what they read."""
+    moved = "slower" if first.outcome is Outcome.WORSE else "faster"
+    if settled_as is None:
+        return replace(first, outcome=Outcome.UNSURE, confirmed=False,
+                       reason=f"{moved} beyond history on the head's runs; {rounds} A/B "
+                              "round(s) with the base did not settle it within the budget")
+    read = f"{rounds} A/B rounds with the base read {(settled_as.ratio - 1) * 100:+.1f}%"
+    if settled_as.outcome is first.outcome:
+        return replace(first, confirmed=True, reason=f"confirmed: {read}")
+    if settled_as.detectable is not None and settled_as.outcome not in ALERTS:
+        read += f" (no change beyond ±{settled_as.detectable * 100:.1f}%)"
+    return replace(first, outcome=Outcome.UNSURE, confirmed=False,
+                   reason=f"{read}: the head's runs moved, not the code")
+
 
 
 def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,

@@ -104,6 +104,7 @@ class RunShift:
     outcome: Outcome
     reason: str | None = None
     detectable: float | None = None
+    confirmed: bool | None = None  # None: not re-measured; else whether A/B rounds agreed
 
     @property
     def ratio(self) -> float:
@@ -113,7 +114,7 @@ class RunShift:
         return {"ratio": self.ratio, "benchmarks": self.benchmarks, "noise": self.spread,
                 "history_runs": self.history_runs, "z": self.z, "threshold": self.threshold,
                 "verdict": self.outcome.value, "note": self.reason,
-                "detectable": self.detectable}
+                "detectable": self.detectable, "confirmed": self.confirmed}
 
 
 def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: int,

@@ -133,9 +133,10 @@ def shift_lines(comparison: Comparison) -> list[str]:
         return ["", f"Run-level shift: {said}; {shift.reason}, so it is not flagged. Each "
                     "timing is judged relative to it."]
     kind = "regression" if shift.outcome is Outcome.WORSE else "improvement"
+    confirmed = f"; {shift.reason}" if shift.reason else ""
     return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
-                f"{shift.history_runs} runs (t {shift.z:.1f}). Each timing is judged relative "
-                "to it."]
+                f"{shift.history_runs} runs (t {shift.z:.1f}){confirmed}. Each timing is "
+                "judged relative to it."]
 
 def history_lines(comparison: Comparison) -> list[str]:
     """Changes left inconclusive because the run-to-run noise is not known yet."""
