@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from support.runs import history, make_run, ok
+from support.runs import history, make_run, ok, untrusted
 from test_ab import checkout
 from torch_bench.analyze.confirm import confirm, leaning, name_filter, shift_witnesses, targets
 from torch_bench.analyze.rule import Outcome, RulePolicy
@@ -251,6 +251,40 @@ def test_a_whole_run_shift_the_budget_cannot_settle_is_not_flagged():
     assert after.run_shift.outcome is Outcome.UNSURE and not after.has_regression
     assert "did not settle it within the budget" in after.run_shift.reason
     assert after.to_dict()["confirmation"]["whole_run"] == "not settled"
+
+
+def test_the_whole_run_is_re_measured_on_timings_that_did_not_move_away_from_it():
+    # a burst slowed the head's run 20% as a whole, and b1's code really is 30% slower: b1 is
+    # re-measured for itself, and the run's shift on the others alone, the same every round
+    first = first_look({n: 1.20 * (1.30 if n == "b1" else 1.0) for n in EVERYTHING})
+    assert first.run_shift.outcome is Outcome.WORSE
+    assert "b1" in {v.name for v in targets(first)}
+    witnesses = shift_witnesses(first, targets(first))
+    assert "b1" not in {v.name for v in witnesses} and len(witnesses) >= MIN_BENCHMARKS
+    rounds = Rounds({"b1": 1.30})
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    assert after.run_shift.outcome is Outcome.UNSURE and after.run_shift.confirmed is False
+    found = {v.name: v for v in after.verdicts}
+    assert found["b1"].kind is Kind.REGRESSION
+    assert found["b1"].assessment.relative_ratio == pytest.approx(1.30, abs=0.03)
+    settled_at = int(after.run_shift.reason.split()[0])
+    assert all(f"demo/{w.name}" in only for _, only in rounds.calls[:settled_at]
+               for w in witnesses)
+    assert after.to_dict()["confirmation"]["shift_timings"] == len(witnesses)
+
+
+class UntrustedHeads(Rounds):
+    def __call__(self, index: int, only: str):
+        base, head = super().__call__(index, only)
+        return base, untrusted(head)
+
+
+def test_rounds_whose_head_failed_its_pre_flight_check_do_not_clear_the_whole_run():
+    first = first_look(dict.fromkeys(EVERYTHING, 1.20))
+    rounds = UntrustedHeads({})
+    after = confirm(first, rounds, budget_s=100, policy=RulePolicy(), clock=rounds.clock)
+    assert after.to_dict()["confirmation"]["whole_run"] == "not settled"
+    assert "did not settle it within the budget" in after.run_shift.reason
 
 
 def test_a_whole_run_within_history_is_not_re_measured():

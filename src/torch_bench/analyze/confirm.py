@@ -25,11 +25,13 @@ benchmark the rounds did not settle becomes inconclusive, a leaning one stays un
 A whole run called slower or faster than history's run-level shifts allow is re-measured too:
 a head run that was a burst (a neighbour on the runner, a slower moment of the host) moves as
 a whole, and no single-run test tells that from a change of the code. Beside the targets the
-rounds then measure `SHIFT_WITNESSES` timings in all (the targets' own, then the cheapest
-unchanged ones), whose shift the rounds judge side by side, at the same looks' levels; it is
-settled as benchmarks are (called again, or cleared by rounds that could have seen half the
-first move). Confirmed, the whole run stays flagged; cleared or not settled within the
-budget, it is not (the report says which and why).
+rounds then measure `SHIFT_WITNESSES` witnesses, the cheapest timings that are not targets
+(those moved away from their run; they top the witnesses up to `MIN_BENCHMARKS` in a small
+suite), the same every round until the shift is settled. The rounds' shift over the
+witnesses alone is judged side by side at the same looks' levels and settled as a benchmark
+is (called again, or cleared by rounds that could have seen half the first move). Confirmed,
+the whole run stays flagged; cleared, read the other way, or not settled within the budget,
+it is not (the report says which and why).
 
 Pure but for `measure_round`, the callable that measures one round (`analyze.ab.run_round`
 in the tool).
@@ -88,21 +90,30 @@ def _change_size(assessment) -> float | None:
 
 
 def shift_witnesses(comparison: Comparison, chosen: Sequence[Verdict]) -> list[Verdict]:
-    """When the whole run was called slower or faster: the timings beside `chosen` that
-    re-measure its shift, the cheapest (smallest head median) of those judged on both sides,
-    `SHIFT_WITNESSES` timings in all with `chosen`'s own; none when the run did not alert or
-    fewer than `MIN_BENCHMARKS` timings could be measured."""
+    """When the whole run was called slower or faster: the timings that re-measure its shift,
+    the cheapest (smallest head median) `SHIFT_WITNESSES` of those judged on both sides and
+    not among `chosen`: those moved away from their run, and a few of them among eight would
+    pull the shift along. Topped up with `chosen` timings, cheapest first, when fewer than
+    `MIN_BENCHMARKS` are left; none when the run did not alert or the suite has fewer
+    timings."""
     shift = comparison.run_shift
     if shift is None or shift.outcome not in ALERTS or comparison.untrusted_sides:
         return []
-    own = {v.benchmark_id for v in chosen if v.unit in SHIFTED_UNITS}
-    spare = sorted((v for v in comparison.verdicts
-                    if v.unit in SHIFTED_UNITS and v.benchmark_id not in own
-                    and v.assessment is not None and v.kind is not Kind.NOT_COMPARABLE
-                    and not (v.note or "").startswith(UNTRUSTED_NOTE)),
-                   key=lambda v: v.assessment.head_median)
-    found = spare[:max(0, SHIFT_WITNESSES - len(own))]
-    return found if len(own) + len(found) >= MIN_BENCHMARKS else []
+
+    def usable(v: Verdict) -> bool:
+        return v.unit in SHIFTED_UNITS and v.assessment is not None \
+            and v.kind is not Kind.NOT_COMPARABLE \
+            and not (v.note or "").startswith(UNTRUSTED_NOTE)
+
+    def cost(v: Verdict) -> float:
+        return v.assessment.head_median
+
+    own = {v.benchmark_id for v in chosen}
+    found = sorted((v for v in comparison.verdicts if usable(v) and v.benchmark_id not in own),
+                   key=cost)[:SHIFT_WITNESSES]
+    if len(found) < MIN_BENCHMARKS:
+        found += sorted(filter(usable, chosen), key=cost)[:MIN_BENCHMARKS - len(found)]
+    return found if len(found) >= MIN_BENCHMARKS else []
 
 
 def name_filter(verdicts: Sequence[Verdict]) -> str:
@@ -195,8 +206,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     their verdicts replaced (see the module docstring)."""
     wanted = {v.benchmark_id: v for v in targets(comparison)}
     witnesses = shift_witnesses(comparison, list(wanted.values()))
-    first_shift = comparison.run_shift if witnesses else None
-    if not (wanted or witnesses) or budget_s <= 0 or max_rounds < MIN_ROUNDS:
+    whole = _WholeRun(comparison.run_shift, witnesses) if witnesses else None
+    if not (wanted or whole) or budget_s <= 0 or max_rounds < MIN_ROUNDS:
         return comparison
     planned = max_rounds
     pending = dict(wanted)
@@ -205,19 +216,16 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     head_rounds: list[Run] = []
     started = clock()
     last: dict[str, Verdict] = {}
-    shift_now: RunShift | None = None
-    shift_pending = first_shift is not None
-    shift_timings = len(witnesses) + sum(v.unit in SHIFTED_UNITS for v in wanted.values()) \
-        if witnesses else 0
     while (index := len(head_rounds)) < planned:  # planned: at most max_rounds
         elapsed = clock() - started
         if index and elapsed + elapsed / index > budget_s:
             log(f"confirmation: the budget ({budget_s:g} s) leaves no room for round "
                 f"{index + 1}")
             break
-        measuring = list(pending.values()) + (witnesses if shift_pending else [])
+        watching = whole is not None and whole.pending
+        measuring = list(pending.values()) + (whole.witnesses if watching else [])
         log(f"confirmation round {index + 1}: {len(pending)} benchmark(s)"
-            + (f", the whole run's shift on {shift_timings} timings" if shift_pending else ""))
+            + (f", the whole run's shift on {len(witnesses)} timings" if watching else ""))
         base, head = measure_round(index, name_filter(measuring))
         base_rounds.append(base)
         head_rounds.append(head)
@@ -226,33 +234,70 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             log(f"confirmation: the budget holds {planned} rounds at this pace")
         if index + 1 < MIN_ROUNDS:
             continue
-        judged = compare_runs(base_rounds, head_rounds,
-                              policy=look_policy(policy, index + 1, planned),
+        looked = look_policy(policy, index + 1, planned)
+        judged = compare_runs(base_rounds, head_rounds, policy=looked,
                               side_by_side=True, ignore_environment=True)
         last = {v.benchmark_id: v for v in judged.verdicts if v.benchmark_id in wanted}
         for key in list(pending):
             if settled(wanted[key], last.get(key)):
                 done[key] = last[key]
                 del pending[key]
-        if shift_pending:
-            shift_now = judged.run_shift
-            shift_pending = not shift_settled(first_shift, shift_now, policy.min_effect)
-        if not pending and not shift_pending:
+        if watching:
+            whole.look(base_rounds, head_rounds, looked)
+        if not pending and not (whole is not None and whole.pending):
             break
     rounds = len(head_rounds)
-    run_shift = comparison.run_shift if first_shift is None else \
-        _shift_after(first_shift, None if shift_pending else shift_now, rounds)
     summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done),
-                           None if first_shift is None else "not settled" if shift_pending
-                           else "confirmed" if run_shift.confirmed else "cleared", shift_timings)
+                           whole.said if whole else None, len(witnesses))
     verdicts = tuple(_after(v, done.get(v.benchmark_id), last.get(v.benchmark_id), rounds)
                      if v.benchmark_id in wanted else v for v in comparison.verdicts)
-    return replace(comparison, verdicts=verdicts, run_shift=run_shift,
+    return replace(comparison, verdicts=verdicts,
+                   run_shift=whole.verdict(rounds) if whole else comparison.run_shift,
                    extra={**comparison.extra, "confirmation": summary})
 
 
+def _only(run: Run, keys: set[str]) -> Run:
+    return replace(run, results=tuple(r for r in run.results if r.benchmark_id in keys))
+
+
+@dataclass
+class _WholeRun:
+    """The whole run's shift under re-measurement, judged on its witnesses alone: the same
+    timings every round, so the rounds' shifts are comparable, and none that moved away from
+    the run."""
+
+    first: RunShift
+    witnesses: list[Verdict]
+    now: RunShift | None = None
+    settled_after: int = 0  # the rounds that settled it; 0 while pending
+
+    @property
+    def pending(self) -> bool:
+        return not self.settled_after
+
+    def look(self, base_rounds: Sequence[Run], head_rounds: Sequence[Run],
+             policy: RulePolicy) -> None:
+        keys = {v.benchmark_id for v in self.witnesses}
+        judged = compare_runs([_only(r, keys) for r in base_rounds],
+                              [_only(r, keys) for r in head_rounds], policy=policy,
+                              side_by_side=True, ignore_environment=True)
+        self.now = None if judged.untrusted_sides else judged.run_shift
+        if shift_settled(self.first, self.now, policy.min_effect):
+            self.settled_after = len(head_rounds)
+
+    @property
+    def said(self) -> str:
+        if self.pending:
+            return "not settled"
+        return "confirmed" if self.now.outcome is self.first.outcome else "cleared"
+
+    def verdict(self, rounds: int) -> RunShift:
+        return _shift_after(self.first, None if self.pending else self.now,
+                            self.settled_after or rounds)
+
+
 def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> RunShift:
-    """The whole run's verdict after the rounds: still flagged when they called it the same
+    """The whole run's verdict after `rounds`: still flagged when they called it the same
     way, not flagged otherwise, with what they read."""
     moved = "slower" if first.outcome is Outcome.WORSE else "faster"
     if settled_as is None:
@@ -262,11 +307,13 @@ def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> R
     read = f"{rounds} A/B rounds with the base read {(settled_as.ratio - 1) * 100:+.1f}%"
     if settled_as.outcome is first.outcome:
         return replace(first, confirmed=True, reason=f"confirmed: {read}")
-    if settled_as.detectable is not None and settled_as.outcome not in ALERTS:
+    if settled_as.outcome in ALERTS:
+        return replace(first, outcome=Outcome.UNSURE, confirmed=False,
+                       reason=f"{read}, the other way: not flagged either way")
+    if settled_as.detectable is not None:
         read += f" (no change beyond ±{settled_as.detectable * 100:.1f}%)"
     return replace(first, outcome=Outcome.UNSURE, confirmed=False,
                    reason=f"{read}: the head's runs moved, not the code")
-
 
 
 def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
