@@ -215,6 +215,37 @@ def test_a_real_global_slowdown_is_reported_once():
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
 
 
+def test_the_whole_run_takes_its_share_of_the_per_pr_level_from_the_benchmarks():
+    """The whole run's test (at 1%) and the benchmarks' Benjamini-Hochberg family share the
+    per-PR level (5%): the family gets 4%, so that together they name a false regression on
+    an unchanged PR at most 5% of the time. A benchmark whose p lies between the first
+    discovery's limits at 4% and at 5% (of 8) is a regression only where the whole run is
+    not tested beside it."""
+    runs = history(12, SUITE, spread=0.02)
+
+    def compared(factor, apart):
+        base, head = suite_pair(1.0)
+        slowed = make_run([ok(n, m * (factor if n == "b3" else 1.0), seed=80 + j)
+                           for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40)
+        return compare_runs(base, [slowed], runs, whole_run_apart=apart)
+
+    def p_of(factor):
+        return verdicts_by_name(compared(factor, True))["b3"].assessment.p_value
+
+    low, high = 1.0, 1.5  # p falls as the slowdown grows: find where it is halfway between
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if p_of(middle) > 0.05 * 0.9 / 8 else (low, middle)
+    apart, shared = compared(high, True), compared(high, False)
+    assert 0.05 * 0.8 / 8 < p_of(high) < 0.05 / 8 and high - 1 > 0.02
+    assert verdicts_by_name(apart)["b3"].kind is Kind.REGRESSION
+    assert shared.run_shift is not None and shared.run_shift.benchmarks == 8
+    verdict = verdicts_by_name(shared)["b3"]
+    assert verdict.kind is Kind.INCONCLUSIVE
+    assert "at the per-PR level (0.04)" in verdict.assessment.reason
+    assert not shared.has_regression
+
+
 def wandering_runs(first, count, factor=1.0, branch="main", period=28):
     """Runs `first` to `first + count - 1` of SUITE on a machine whose state carries over
     from run to run: the whole suite follows a slow wave of 5% (and 1% of its own), so

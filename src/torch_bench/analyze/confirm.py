@@ -236,7 +236,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             continue
         looked = look_policy(policy, index + 1, planned)
         judged = compare_runs(base_rounds, head_rounds, policy=looked,
-                              side_by_side=True, ignore_environment=True)
+                              side_by_side=True, ignore_environment=True,
+                              whole_run_apart=True)
         last = {v.benchmark_id: v for v in judged.verdicts if v.benchmark_id in wanted}
         for key in list(pending):
             if settled(wanted[key], last.get(key)):
@@ -280,7 +281,8 @@ class _WholeRun:
         keys = {v.benchmark_id for v in self.witnesses}
         judged = compare_runs([_only(r, keys) for r in base_rounds],
                               [_only(r, keys) for r in head_rounds], policy=policy,
-                              side_by_side=True, ignore_environment=True)
+                              side_by_side=True, ignore_environment=True,
+                              whole_run_apart=True)
         self.now = None if judged.untrusted_sides else judged.run_shift
         if shift_settled(self.first, self.now, policy.min_effect):
             self.settled_after = len(head_rounds)

@@ -25,8 +25,9 @@ timings taken relative to their run's run-level shift (`shift.py`).
    default, configurable per suite or metric).
 4. Per-PR rate: candidates must also be discoveries of the Benjamini-Hochberg procedure at
    `fdr` (5%) over the suite, for regressions and improvements separately
-   (`multiplicity.py`), so that an unchanged PR names a false regression at most 5% of the
-   time, whatever the suite's size.
+   (`multiplicity.py`), less the whole run's share when its shift is tested beside them
+   (`RulePolicy.family_level`: 1%, so 4%), so that an unchanged PR names a false
+   regression at most 5% of the time, whatever the suite's size.
 A candidate that is not a discovery is *inconclusive*; everything else is *unchanged*, with
 the smallest change that would have been called (`detectable`): the t a change would need at
 the cutoff one more discovery needs, times the scale, and at least the minimum effect.
@@ -86,6 +87,18 @@ class RulePolicy:
             if key in self.min_effect_for:
                 return self.min_effect_for[key]
         return self.min_effect
+
+    @property
+    def whole_run_level(self) -> float:
+        """The whole run's share of the per-PR level: its test's own rate, the false-alarm
+        rate, and at most half the level. The benchmarks' family has the rest, so that
+        together they name a false regression at most at the per-PR level."""
+        return min(self.alpha, self.fdr / 2)
+
+    def family_level(self, beside_whole_run: bool) -> float:
+        """The benchmarks' Benjamini-Hochberg level: the per-PR level, less the whole run's
+        share when its test is beside them."""
+        return self.fdr - self.whole_run_level if beside_whole_run else self.fdr
 
     @property
     def z(self) -> float:
@@ -212,10 +225,13 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
 
 def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
           priors: Mapping[str, Prior] | None = None,
-          memory: float | None = None) -> list[Assessment]:
+          memory: float | None = None, level: float | None = None) -> list[Assessment]:
     """The rule over a suite (see the module docstring); one assessment per case. `memory`:
     the runs' AR(1) rho when the caller reads it from more than these cases' own series (the
-    whole run's shift, one series, reads it from the suite's timings)."""
+    whole run's shift, one series, reads it from the suite's timings). `level`: the
+    Benjamini-Hochberg level, by default the per-PR level (less the whole run's share when
+    its test is beside these, `RulePolicy.family_level`)."""
+    level = policy.fdr if level is None else level
     priors = fit_priors(cases) if priors is None else priors
     tested = [(c.evidence, priors.get(c.prior_group, NO_PRIOR)) for c in cases if c.evidence]
     tails = learn_tails(prediction_residuals(tested))
@@ -228,16 +244,17 @@ def judge(cases: Sequence[Case], policy: RulePolicy = DEFAULT_POLICY,
                         for c, t in zip(cases, tests, strict=True)])
     p_better = np.array([math.nan if t is None else (t.p_down if c.lower_is_better else t.p_up)
                          for c, t in zip(cases, tests, strict=True)])
-    worse_found = benjamini_hochberg(p_worse, policy.fdr)
-    better_found = benjamini_hochberg(p_better, policy.fdr)
-    cutoff = min(policy.alpha, next_cutoff(p_worse, policy.fdr))
+    worse_found = benjamini_hochberg(p_worse, level)
+    better_found = benjamini_hochberg(p_better, level)
+    cutoff = min(policy.alpha, next_cutoff(p_worse, level))
     return [_assess_one(case, test, (p_worse[i], worse_found[i]), (p_better[i], better_found[i]),
-                        cutoff, policy)
+                        cutoff, policy, level)
             for i, (case, test) in enumerate(zip(cases, tests, strict=True))]
 
 
 def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
-                better: tuple[float, bool], cutoff: float, policy: RulePolicy) -> Assessment:
+                better: tuple[float, bool], cutoff: float, policy: RulePolicy,
+                level: float) -> Assessment:
     base, head = case.levels
     ratio = head / base if base > 0 else math.inf
     evidence = case.evidence
@@ -266,7 +283,7 @@ def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
     if not found:
         return Assessment(Outcome.UNSURE, reason=f"p = {p:.2g} on its own, not significant "
                                                  f"among the suite's benchmarks at the "
-                                                 f"per-PR level ({policy.fdr:g})",
+                                                 f"per-PR level ({level:g})",
                           **stats, **common)
     return Assessment(Outcome.WORSE if is_worse else Outcome.BETTER, **stats, **common)
 

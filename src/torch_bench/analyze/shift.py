@@ -13,7 +13,9 @@ spread collapse.
 Each timing is judged relative to its run's shift (its values minus the shift), so that a
 slower host does not turn into a wall of regressions. The head's shift against the reference
 runs' shifts is one test (`judge_shift`): the rule of one benchmark at the per-benchmark
-rate, with no suite to correct for, so a real slowdown of the whole suite is reported once.
+rate whatever the suite's size, so a real slowdown of the whole suite is reported once. That
+rate is the whole run's share of the per-PR level (`RulePolicy.whole_run_level`); the
+benchmarks' family has the rest.
 """
 
 from __future__ import annotations
@@ -119,10 +121,12 @@ class RunShift:
 
 def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: int,
                 policy: RulePolicy, side_by_side: bool = False,
-                memory: float = 0.0) -> RunShift:
+                memory: float = 0.0, share: float | None = None) -> RunShift:
     """The head's shift judged against the reference runs' shifts. Timings: higher is
     worse. `memory`: the runs' AR(1) rho, read from the suite's timings as measured
-    (`evidence.gather`); one series of at most 20 shifts cannot show it."""
+    (`evidence.gather`); one series of at most 20 shifts cannot show it. `share`: the test's
+    share of the per-PR level beside the benchmarks (by default all of it, so the
+    false-alarm rate)."""
     reference = np.asarray([s for s in reference if math.isfinite(s)], dtype=float)
     head = np.asarray([s for s in head if math.isfinite(s)], dtype=float)
     enough = reference.size >= 1 and (side_by_side or reference.size >= policy.min_history)
@@ -132,7 +136,7 @@ def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: i
     moved = float(head.mean()) - level
     case = Case(evidence, True, policy.min_effect, "shift", int(reference.size),
                 (1.0, math.exp(moved)))
-    a: Assessment = judge([case], policy, memory=memory)[0]
+    a: Assessment = judge([case], policy, memory=memory, level=share)[0]
     reason = a.reason
     if a.outcome is Outcome.UNSURE and reason is None:
         reason = "within the run-level shifts seen in history"

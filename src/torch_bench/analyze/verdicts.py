@@ -227,11 +227,15 @@ def compare_runs(
     ignore_environment: bool = False,
     baseline_note: str = "",
     side_by_side: bool = False,
+    whole_run_apart: bool = False,
 ) -> Comparison:
     """Verdicts for every benchmark present on either side. The baseline level and the
     run-to-run noise come from the reference runs: `history` (base-branch runs, oldest first,
     the base runs among them or added to them), or, `side_by_side`, the base runs alone (A/B
-    rounds interleaved with the head's). Untrusted runs: see the module docstring."""
+    rounds interleaved with the head's). The whole run's shift takes its share of the
+    per-PR level and the benchmarks the rest, or, `whole_run_apart`, each has all of it
+    (confirmation's rounds settle one question at a time). Untrusted runs: see the module
+    docstring."""
     history = trusted(history)
     untrusted_sides, left_out = [], []
     sides = []
@@ -252,12 +256,13 @@ def compare_runs(
     found = gather(reference, head, both_ok, {k: head_ids[k][0] for k in both_ok},
                    min_history=policy.min_history, side_by_side=side_by_side)
     cases = {key: _case(key, head_ids[key][0], found, policy) for key in both_ok}
-    judged = dict(zip(cases, judge(list(cases.values()), policy), strict=True))
-    shift = None
-    if comparable and found.shifted_benchmarks:
-        shift = judge_shift(found.reference_shifts, found.head_shifts,
-                            found.shifted_benchmarks, policy, side_by_side,
-                            found.shift_memory)
+    tested = comparable and bool(found.shifted_benchmarks)
+    shared = tested and not whole_run_apart
+    judged = dict(zip(cases, judge(list(cases.values()), policy,
+                                   level=policy.family_level(shared)), strict=True))
+    shift = judge_shift(found.reference_shifts, found.head_shifts, found.shifted_benchmarks,
+                        policy, side_by_side, found.shift_memory,
+                        policy.whole_run_level if shared else None) if tested else None
     # A/B rounds share the machine's states: a run that moved there is the code's doing
     moved = shift if shift is not None and not side_by_side \
         and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else None

@@ -111,8 +111,10 @@ def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
                       help="per benchmark: the chance that an unchanged benchmark is called a "
                            "regression (default 0.01 = 1%%)")
     rule.add_argument("--per-pr-level", type=float, default=0.05, metavar="FRACTION",
-                      help="per report: the Benjamini-Hochberg level over the suite, the "
-                           "chance that a report on an unchanged PR names any regression "
+                      help="per report: the chance that a report on an unchanged PR names "
+                           "any regression, the whole run's included; the whole run's test "
+                           "takes the false-alarm rate of it (at most half), the "
+                           "Benjamini-Hochberg level over the benchmarks is the rest "
                            "(default 0.05 = 5%%; 1 turns the correction off)")
     rule.add_argument("--min-history", type=int, default=3, metavar="N",
                       help="base-branch runs needed to judge without A/B rounds (default 3)")

@@ -299,6 +299,7 @@ def rule_footer(comparison: Comparison) -> str:
             f"pooled with the suite's) of the head against the baseline level of the base "
             f"branch's runs since their last change point (or of A/B rounds), relative to the "
             f"run-level shift; at most a {policy.alpha:.0%} false-alarm rate per benchmark, "
-            f"{policy.fdr:.0%} per report (Benjamini-Hochberg), and at least the minimum effect "
+            f"{policy.fdr:.0%} per report (Benjamini-Hochberg; the whole run's test takes "
+            f"{policy.whole_run_level:.0%} of it), and at least the minimum effect "
             f"({policy.min_effect:.0%}). Unchanged benchmarks say the smallest change that "
             f"would have been seen.</sub>")

@@ -267,5 +267,6 @@ def rule_line(comparison: Comparison) -> Text:
     policy = comparison.policy
     return Text(f"rule: moderated t test against the base branch's level since its last change "
                 f"point; {policy.alpha:.0%} false alarms per benchmark, {policy.fdr:.0%} per "
-                f"report (Benjamini-Hochberg), minimum effect {policy.min_effect:.0%}",
+                f"report (Benjamini-Hochberg, {policy.whole_run_level:.0%} of it the whole "
+                f"run's), minimum effect {policy.min_effect:.0%}",
                 style="dim")
