@@ -3,6 +3,7 @@ commit's level stands in for the A/B rounds; the grading judges real run documen
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from support.runs import history, make_run, ok
@@ -16,6 +17,8 @@ from torch_bench.analyze.bisect import (
     targets,
 )
 from torch_bench.analyze.bisect_range import previous_commit, regression_range
+from torch_bench.analyze.bisect_runs import RoundsClassifier
+from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import compare_runs
 from torch_bench.errors import UserError
 from torch_bench.report.bisect_report import conclusion, markdown
@@ -137,6 +140,41 @@ def judge(base, head):
 
 
 GOOD, SLOW = rounds(1.0, 10), rounds(1.5, 20)
+
+
+def suite_rounds(factor, seed, n=3):
+    """`n` rounds of 8 benchmarks (enough timings for a whole-run shift), each moving by 2%
+    from round to round; b3 `factor` times slower."""
+    rng = np.random.default_rng(seed)
+    return [make_run([ok(f"b{j}", (1.0 + j) * (factor if j == 3 else 1.0)
+                         * float(np.exp(rng.normal(0, 0.02))), suite="bis",
+                         seed=seed + 10 * i + j) for j in range(8)],
+                     sha=f"{seed:040x}", run_id=f"s{seed}-{i}",
+                     created_at=f"2026-01-01T00:00:0{i}Z") for i in range(n)]
+
+
+def test_a_step_keeps_the_whole_per_pr_level_for_the_benchmarks_it_follows(tmp_path):
+    """A PR report shares the per-PR level with the whole run's test (the benchmarks get 4%);
+    a bisect step follows benchmarks and never reports the whole run, so it keeps all 5%: a
+    benchmark whose p lies between BH's first limits at 4% and 5% is still followed."""
+    step = RoundsClassifier(pool=None, run_args=(), rounds=3, out_dir=tmp_path,
+                            policy=RulePolicy(), environ={})
+    good = suite_rounds(1.0, 300)
+
+    def p_of(factor):
+        return next(v for v in step.judge(good, suite_rounds(factor, 400)).verdicts
+                    if v.name == "b3").assessment.p_value
+
+    low, high = 1.0, 1.5
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if p_of(middle) > 0.05 * 0.9 / 8 else (low, middle)
+    bad = suite_rounds(high, 400)
+    assert 0.05 * 0.8 / 8 < p_of(high) < 0.05 / 8
+    followed = targets(step.judge(good, bad))
+    assert [v.name for v in followed.values()] == ["b3"]
+    in_a_report = compare_runs(good, bad, side_by_side=True, ignore_environment=True)
+    assert in_a_report.run_shift is not None and not targets(in_a_report)
 
 
 def test_the_endpoints_name_the_regressed_benchmark_to_follow():

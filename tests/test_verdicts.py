@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from support.runs import BASE_ENV, bad, history, make_run, ok, untrusted
-from torch_bench.analyze.rule import Outcome
+from torch_bench.analyze.rule import DEFAULT_POLICY, Outcome, RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.report.actions import step_outputs, warning_annotations
 from torch_bench.report.markdown import ReportContext, format_report
@@ -215,6 +215,22 @@ def test_a_real_global_slowdown_is_reported_once():
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
 
 
+def where_p_is(p_of, target, low=1.0, high=1.5):
+    """The slowdown factor at which `p_of` (falling as the slowdown grows) crosses `target`."""
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if p_of(middle) > target else (low, middle)
+    return high
+
+
+def one_slowed(factor, name="b3", seed=80):
+    return make_run([ok(n, m * (factor if n == name else 1.0), seed=seed + j)
+                     for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40)
+
+
+BETWEEN_THE_LIMITS = 0.05 * 0.9 / 8  # BH's first limit over 8 tests at 4% and 5% around it
+
+
 def test_the_whole_run_takes_its_share_of_the_per_pr_level_from_the_benchmarks():
     """The whole run's test (at 1%) and the benchmarks' Benjamini-Hochberg family share the
     per-PR level (5%): the family gets 4%, so that together they name a false regression on
@@ -222,28 +238,51 @@ def test_the_whole_run_takes_its_share_of_the_per_pr_level_from_the_benchmarks()
     discovery's limits at 4% and at 5% (of 8) is a regression only where the whole run is
     not tested beside it."""
     runs = history(12, SUITE, spread=0.02)
+    base, _ = suite_pair(1.0)
 
     def compared(factor, apart):
-        base, head = suite_pair(1.0)
-        slowed = make_run([ok(n, m * (factor if n == "b3" else 1.0), seed=80 + j)
-                           for j, (n, m) in enumerate(SUITE.items())], sha="b" * 40)
-        return compare_runs(base, [slowed], runs, whole_run_apart=apart)
+        return compare_runs(base, [one_slowed(factor)], runs, whole_run_apart=apart)
 
     def p_of(factor):
         return verdicts_by_name(compared(factor, True))["b3"].assessment.p_value
 
-    low, high = 1.0, 1.5  # p falls as the slowdown grows: find where it is halfway between
-    for _ in range(40):
-        middle = (low + high) / 2
-        low, high = (middle, high) if p_of(middle) > 0.05 * 0.9 / 8 else (low, middle)
-    apart, shared = compared(high, True), compared(high, False)
-    assert 0.05 * 0.8 / 8 < p_of(high) < 0.05 / 8 and high - 1 > 0.02
+    factor = where_p_is(p_of, BETWEEN_THE_LIMITS)
+    apart, shared = compared(factor, True), compared(factor, False)
+    assert 0.05 * 0.8 / 8 < p_of(factor) < 0.05 / 8 and factor - 1 > 0.02
     assert verdicts_by_name(apart)["b3"].kind is Kind.REGRESSION
     assert shared.run_shift is not None and shared.run_shift.benchmarks == 8
     verdict = verdicts_by_name(shared)["b3"]
     assert verdict.kind is Kind.INCONCLUSIVE
-    assert "at the per-PR level (0.04)" in verdict.assessment.reason
+    assert "at the benchmarks' share (0.04) of the per-PR level (0.05)" \
+        in verdict.assessment.reason
     assert not shared.has_regression
+    assert "the whole run's test takes 1% of it" in format_report(shared)
+
+    # A re-run of the flagged benchmarks settles them, not the report: the whole level.
+    rerun = confirm_regressions(apart, [one_slowed(factor)])
+    assert verdicts_by_name(rerun)["b3"].confirmed is True
+
+
+def test_a_whole_run_above_its_share_says_so_where_the_share_is_below_the_rate():
+    """With a per-PR level under twice the false-alarm rate the whole run's share is half the
+    level: a shift with p between the two is not flagged, and the report says why."""
+    runs = shared_history(12, host_spread=0.02)
+
+    def compared(factor, policy=DEFAULT_POLICY):
+        return compare_runs(*suite_pair(factor), runs, policy=policy)
+
+    # the smallest whole-suite slowdown called at the rate: its p just under 1%
+    factor = where_p_is(lambda f: float(compared(f).run_shift.outcome is not Outcome.WORSE),
+                        0.5)
+    assert compared(factor).run_shift.outcome is Outcome.WORSE
+    shift = compared(factor, RulePolicy(alpha=0.01, fdr=0.01)).run_shift
+    assert shift.outcome is Outcome.UNSURE and shift.ratio > 1.02
+    assert "not below the whole run's share of the per-PR level (0.005)" in shift.reason
+
+
+def test_a_per_pr_level_of_1_leaves_the_benchmarks_uncorrected_beside_the_whole_run():
+    assert RulePolicy(fdr=1.0).family_level(beside_whole_run=True) == 1.0
+    assert RulePolicy(fdr=0.05).family_level(beside_whole_run=True) == pytest.approx(0.04)
 
 
 def wandering_runs(first, count, factor=1.0, branch="main", period=28):

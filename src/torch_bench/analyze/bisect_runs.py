@@ -192,5 +192,6 @@ class RoundsClassifier:
                           self.judge(runs["candidate"], runs["bad"]))
 
     def judge(self, base: list[Run], head: list[Run]) -> Comparison:
+        # steps follow benchmarks, never the whole run: they keep the whole per-PR level
         return compare_runs(base, head, policy=self.policy, side_by_side=True,
-                            ignore_environment=True)
+                            ignore_environment=True, whole_run_apart=True)

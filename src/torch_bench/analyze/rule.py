@@ -97,8 +97,10 @@ class RulePolicy:
 
     def family_level(self, beside_whole_run: bool) -> float:
         """The benchmarks' Benjamini-Hochberg level: the per-PR level, less the whole run's
-        share when its test is beside them."""
-        return self.fdr - self.whole_run_level if beside_whole_run else self.fdr
+        share when its test is beside them (at 1, no correction, there is nothing to share)."""
+        if not beside_whole_run or self.fdr >= 1:
+            return self.fdr
+        return self.fdr - self.whole_run_level
 
     @property
     def z(self) -> float:
@@ -281,9 +283,10 @@ def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
     if not big_enough or p >= policy.alpha:
         return Assessment(Outcome.SAME, **stats, **common)
     if not found:
+        at = f"per-PR level ({policy.fdr:g})" if level == policy.fdr else \
+            f"benchmarks' share ({level:g}) of the per-PR level ({policy.fdr:g})"
         return Assessment(Outcome.UNSURE, reason=f"p = {p:.2g} on its own, not significant "
-                                                 f"among the suite's benchmarks at the "
-                                                 f"per-PR level ({level:g})",
+                                                 f"among the suite's benchmarks at the {at}",
                           **stats, **common)
     return Assessment(Outcome.WORSE if is_worse else Outcome.BETTER, **stats, **common)
 

@@ -138,7 +138,10 @@ def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: i
                 (1.0, math.exp(moved)))
     a: Assessment = judge([case], policy, memory=memory, level=share)[0]
     reason = a.reason
-    if a.outcome is Outcome.UNSURE and reason is None:
+    if a.outcome is Outcome.UNSURE and a.p_value is not None and a.p_value < policy.alpha:
+        reason = (f"p = {a.p_value:.2g}, not below the whole run's share of the per-PR level "
+                  f"({share if share is not None else policy.fdr:g})")
+    elif a.outcome is Outcome.UNSURE and reason is None:
         reason = "within the run-level shifts seen in history"
     elif a.outcome is Outcome.SAME and abs(moved) >= math.log1p(policy.min_effect):
         reason = "within the run-level shifts seen in history"

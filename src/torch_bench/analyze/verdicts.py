@@ -234,8 +234,8 @@ def compare_runs(
     the base runs among them or added to them), or, `side_by_side`, the base runs alone (A/B
     rounds interleaved with the head's). The whole run's shift takes its share of the
     per-PR level and the benchmarks the rest, or, `whole_run_apart`, each has all of it
-    (confirmation's rounds settle one question at a time). Untrusted runs: see the module
-    docstring."""
+    (re-runs, confirmation's rounds and bisect steps settle the benchmarks they follow, not
+    the report). Untrusted runs: see the module docstring."""
     history = trusted(history)
     untrusted_sides, left_out = [], []
     sides = []
@@ -409,10 +409,11 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
     if fresh_base:
         again = compare_runs([*comparison.base_runs, *fresh_base],
                              [*comparison.head_runs, *fresh_head], policy=policy,
-                             side_by_side=True, ignore_environment=True)
+                             side_by_side=True, ignore_environment=True,
+                             whole_run_apart=True)
     else:
         again = compare_runs(comparison.base_runs, fresh_head, comparison.reference_runs,
-                             policy=policy, ignore_environment=True)
+                             policy=policy, ignore_environment=True, whole_run_apart=True)
     fresh = {v.benchmark_id: v for v in again.verdicts}
     updated = []
     for verdict in comparison.verdicts:

@@ -293,13 +293,21 @@ def resolution_text(verdict: Verdict) -> str:
     return f"no change beyond ±{a.detectable * 100:.1f}%"
 
 
+def whole_run_share(comparison: Comparison) -> str:
+    """What the whole run's test took of the per-PR level, when it was tested beside the
+    benchmarks ("" when it was not)."""
+    if comparison.run_shift is None:
+        return ""
+    return f"; the whole run's test takes {comparison.policy.whole_run_level * 100:g}% of it"
+
+
 def rule_footer(comparison: Comparison) -> str:
     policy = comparison.policy
     return (f"<sub>Regression: a moderated t test (each benchmark's run-to-run variance "
             f"pooled with the suite's) of the head against the baseline level of the base "
             f"branch's runs since their last change point (or of A/B rounds), relative to the "
             f"run-level shift; at most a {policy.alpha:.0%} false-alarm rate per benchmark, "
-            f"{policy.fdr:.0%} per report (Benjamini-Hochberg; the whole run's test takes "
-            f"{policy.whole_run_level:.0%} of it), and at least the minimum effect "
+            f"{policy.fdr:.0%} per report (Benjamini-Hochberg{whole_run_share(comparison)}), "
+            f"and at least the minimum effect "
             f"({policy.min_effect:.0%}). Unchanged benchmarks say the smallest change that "
             f"would have been seen.</sub>")

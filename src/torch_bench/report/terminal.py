@@ -34,6 +34,7 @@ from torch_bench.report.markdown import (
     headline,
     resolution_text,
     shift_text,
+    whole_run_share,
 )
 
 KIND_STYLES: Mapping[Kind, str] = {
@@ -267,6 +268,6 @@ def rule_line(comparison: Comparison) -> Text:
     policy = comparison.policy
     return Text(f"rule: moderated t test against the base branch's level since its last change "
                 f"point; {policy.alpha:.0%} false alarms per benchmark, {policy.fdr:.0%} per "
-                f"report (Benjamini-Hochberg, {policy.whole_run_level:.0%} of it the whole "
-                f"run's), minimum effect {policy.min_effect:.0%}",
+                f"report (Benjamini-Hochberg{whole_run_share(comparison)}), minimum effect "
+                f"{policy.min_effect:.0%}",
                 style="dim")
