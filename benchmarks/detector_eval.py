@@ -29,8 +29,13 @@ threshold calibrated by simulation under the null of the same cell to the false-
 the rule showed in that cell, or 1%, whichever is larger. Efficiency = our detection / the
 oracle's.
 
+`--confirm` judges the fleet table's PRs once more after targeted confirmation, as a PR job
+does by default (`analyze.confirm.confirm`, 600 s budget): its A/B rounds are drawn from the
+PR's own fleet, 30 s a round, each side's run afresh (the sides share no machine state). Per
+cell: the null PRs that still name a regression, what is found, and the rounds a PR measured.
+
 Run:  nice .venv/bin/python benchmarks/detector_eval.py [--reps 100] [--null-reps 300]
-      [--sizes 12,50,200,1000] [--quick]
+      [--sizes 12,50,200,1000] [--quick] [--confirm]
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import re
 import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from torch_bench.analyze.confirm import confirm
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.results.schema import measured, new_run
@@ -54,6 +61,7 @@ HISTORIES = (5, 10, 20)
 RUN_CVS = (0.02, 0.05)
 CHANGES = (0.05, 0.10, 0.20)
 POLICY = RulePolicy()
+ROUND_S, BUDGET_S = 30.0, 600.0  # targeted confirmation: a round's cost, the Action's budget
 ENV = {"torch": "2.13.0", "python": "3.11", "cpu_model": "sim", "fingerprint": "fp-sim"}
 
 
@@ -165,6 +173,8 @@ class Draw:
     flags: dict  # benchmark index -> verdict kind
     oracle_stats: np.ndarray  # the oracle's statistic of every benchmark
     whole_run_slower: bool = False  # the run-shift test called the head's run slower
+    confirmed: Draw | None = None  # the same PR after targeted confirmation (--confirm)
+    rounds: int = 0  # A/B rounds that confirmation measured
 
     @property
     def names_a_regression(self) -> bool:
@@ -173,8 +183,42 @@ class Draw:
         return self.whole_run_slower or any(k is Kind.REGRESSION for k in self.flags.values())
 
 
+class FleetRounds:
+    """Targeted confirmation's A/B rounds drawn from the PR's own fleet: each round one base
+    and one head run of the benchmarks asked for, each side's run offsets drawn afresh from
+    the model (the sides share no machine state: the cautious case), `ROUND_S` a round on a
+    simulated clock. Its own generator, so the PRs are the same with and without --confirm."""
+
+    def __init__(self, rng, suite: Suite, model: Model, run_cv: float, factors: np.ndarray,
+                 names: list[str]):
+        self.rng, self.suite, self.model, self.run_cv = rng, suite, model, run_cv
+        self.factors, self.names, self.now = factors, names, 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def __call__(self, index: int, only: str):
+        self.now += ROUND_S
+        chosen = [j for j, n in enumerate(self.names) if re.fullmatch(only, f"sim/{n}")]
+        m = len(self.names)
+        offsets = self.model.offsets(self.rng, 2, m, self.run_cv, self.suite.scales)
+        base = draw_samples(self.rng, self.suite, offsets[:1], self.model, np.ones(m))
+        head = draw_samples(self.rng, self.suite, offsets[1:], self.model, self.factors)
+        picked = [self.names[j] for j in chosen]
+        day = 1000 + 2 * index
+        return (documents(base[:, chosen], picked, day, "ab-base")[0],
+                documents(head[:, chosen], picked, day + 1, "ab-head")[0])
+
+
+def _flags(comparison) -> tuple[dict, bool]:
+    flags = {int(v.name[1:]): v.kind for v in comparison.verdicts}
+    slower = comparison.run_shift is not None and comparison.run_shift.outcome.value == "worse"
+    return flags, slower
+
+
 def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
-             change: float) -> Draw:
+             change: float, confirm_rng=None) -> Draw:
+    """One PR; with `confirm_rng`, also the same PR after targeted confirmation."""
     suite = new_suite(rng, m)
     offsets = model.offsets(rng, history + runs, m, run_cv, suite.scales)
     factors = np.ones(m)
@@ -185,13 +229,18 @@ def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
     hist_runs = documents(past, names, 0, "main")
     head_runs = documents(now, names, history, "pr")
     comparison = compare_runs(hist_runs[-1:], head_runs, hist_runs, policy=POLICY)
-    flags = {int(v.name[1:]): v.kind for v in comparison.verdicts}
-    slower = comparison.run_shift is not None and comparison.run_shift.outcome.value == "worse"
+    flags, slower = _flags(comparison)
     hist_logs = np.log(np.median(past, axis=2))
     head_logs = np.log(np.median(now, axis=2))
     d = head_logs.mean(axis=0) - hist_logs.mean(axis=0)
     others = (d.sum() - d) / (m - 1)
-    return Draw(flags, d - others, slower)
+    after = None
+    if confirm_rng is not None:
+        rounds = FleetRounds(confirm_rng, suite, model, run_cv, factors, names)
+        after_flags, after_slower = _flags(confirm(comparison, rounds, BUDGET_S, POLICY,
+                                                   clock=rounds.clock))
+        after = Draw(after_flags, d - others, after_slower, rounds=round(rounds.now / ROUND_S))
+    return Draw(flags, d - others, slower, after)
 
 
 def oracle_threshold(null_stats: np.ndarray, rate: float) -> float:
@@ -206,12 +255,22 @@ class Cell:
     inconclusive: float  # share of benchmarks inconclusive in null PRs
     found: dict  # change -> our detection
     oracle: dict  # change -> the oracle's detection
+    confirmed: Confirmed | None = None  # the same PRs after targeted confirmation
 
 
-def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps) -> Cell:
-    null = [one_draw(rng, model, m, run_cv, history, runs, 0.0) for _ in range(null_reps)]
-    changed = {c: [one_draw(rng, model, m, run_cv, history, runs, c) for _ in range(reps)]
-               for c in CHANGES}
+@dataclass
+class Confirmed:
+    false_pr: float  # null PRs naming any regression after confirmation
+    found: dict  # change -> detection after confirmation
+    rounds: float  # mean A/B rounds a PR measured, null and changed PRs alike
+
+
+def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps,
+             confirm_rng=None) -> Cell:
+    null = [one_draw(rng, model, m, run_cv, history, runs, 0.0, confirm_rng)
+            for _ in range(null_reps)]
+    changed = {c: [one_draw(rng, model, m, run_cv, history, runs, c, confirm_rng)
+                   for _ in range(reps)] for c in CHANGES}
     false = sum(k is Kind.REGRESSION for d in null for k in d.flags.values())
     false += sum(k is Kind.REGRESSION for ds in changed.values() for d in ds
                  for j, k in d.flags.items() if j != 0)
@@ -227,7 +286,15 @@ def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps) -> Cell:
              for c, ds in changed.items()}
     oracle = {c: float(np.mean([d.oracle_stats[0] > threshold for d in ds]))
               for c, ds in changed.items()}
-    return Cell(rate, false_pr, whole_run, inconclusive, found, oracle)
+    confirmed = None
+    if confirm_rng is not None:
+        everyone = null + [d for ds in changed.values() for d in ds]
+        confirmed = Confirmed(
+            float(np.mean([d.confirmed.names_a_regression for d in null])),
+            {c: float(np.mean([d.confirmed.flags[0] is Kind.REGRESSION for d in ds]))
+             for c, ds in changed.items()},
+            float(np.mean([d.confirmed.rounds for d in everyone])))
+    return Cell(rate, false_pr, whole_run, inconclusive, found, oracle, confirmed)
 
 
 def wilson_upper(rate: float, n: int, z: float = 1.96) -> float:
@@ -247,7 +314,7 @@ def efficiency(ours: float, best: float) -> float | None:
 
 
 def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
-                models=MODELS) -> dict:
+                models=MODELS, confirm_rng=None) -> dict:
     rows = {}
     print(f"suite of {m}: per cell {null_reps} null PRs and {reps} PRs per change")
     print(f"{'model':<18} {'run':>4} {'R':>1} {'H':>2} {'false':>6} {'<=':>6} {'PR':>5} "
@@ -256,7 +323,8 @@ def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
         for run_cv in RUN_CVS:
             for runs in runs_options:
                 for history in HISTORIES:
-                    cell = evaluate(rng, model, m, run_cv, history, runs, reps, null_reps)
+                    cell = evaluate(rng, model, m, run_cv, history, runs, reps, null_reps,
+                                    confirm_rng)
                     rows[model.name, run_cv, runs, history] = cell
                     n = null_reps * m + reps * len(CHANGES) * (m - 1)
                     print(f"{model.name:<18} {run_cv:>4.0%} {runs:>1} {history:>2} "
@@ -265,6 +333,11 @@ def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
                           f"{cell.inconclusive:>5.1%}  "
                           + "  ".join(f"{cell.found[c]:>5.0%} / {cell.oracle[c]:>4.0%}"
                                       for c in CHANGES), flush=True)
+                    if cell.confirmed:
+                        after = cell.confirmed
+                        print(f"{'  confirmed':<28} {after.false_pr:>5.1%} {'':>11}  "
+                              + "  ".join(f"{after.found[c]:>5.0%} {'':>6}" for c in CHANGES)
+                              + f"  {after.rounds:.1f} rounds a PR", flush=True)
     return rows
 
 
@@ -301,6 +374,33 @@ def summarise(rows: dict, m: int, reps: int, null_reps: int) -> None:
         else:
             verdict(text + f" (targets: median >= {target}, none below 0.5)",
                     med >= target and (not low or min(low) >= 0.5))
+
+
+def summarise_confirmed(rows: dict, null_reps: int) -> None:
+    """The same PRs after targeted confirmation: what fails them, what it finds against the
+    single-shot oracle, and the measuring it cost."""
+    cells = [c for c in rows.values() if c.confirmed]
+    if not cells:
+        return
+    pooled = float(np.mean([c.confirmed.false_pr for c in cells]))
+    above = [c for c in cells if wilson_lower(c.confirmed.false_pr, null_reps) > 0.05]
+    print(f"\nWith targeted confirmation ({BUDGET_S:g} s budget, {ROUND_S:g} s a round):")
+    verdict(f"per-PR false alarms <= 5%: pooled {pooled:.1%} of {null_reps * len(cells)} null "
+            f"PRs; worst cell {max(c.confirmed.false_pr for c in cells):.1%}; cells clearly "
+            f"above 5%: {len(above)}", not above and pooled <= 0.05)
+    for change in CHANGES:
+        effs = [e for c in cells if (e := efficiency(c.confirmed.found[change],
+                                                     c.oracle[change])) is not None]
+        low = [efficiency(c.confirmed.found[change], c.oracle[change]) for c in cells
+               if c.oracle[change] >= 0.5]
+        print(f"  {change:.0%}: found {np.mean([c.confirmed.found[change] for c in cells]):.0%} "
+              f"(single shot {np.mean([c.found[change] for c in cells]):.0%}); efficiency "
+              f"against the single-shot oracle: median {np.median(effs):.2f}"
+              + (f", lowest where it catches >= 50%: {min(low):.2f}" if low else ""))
+    rounds = float(np.mean([c.confirmed.rounds for c in cells]))
+    print(f"  A/B rounds a PR measured: {rounds:.1f} on average ({rounds * ROUND_S / 60:.1f} "
+          f"min at {ROUND_S:g} s a round), cells {min(c.confirmed.rounds for c in cells):.1f}-"
+          f"{max(c.confirmed.rounds for c in cells):.1f}")
 
 
 def per_pr_table(rng, sizes, null_reps: int) -> None:
@@ -387,6 +487,9 @@ def main() -> None:
     parser.add_argument("--models", default=None,
                         help="noise models of the fleet and whole-suite tables, comma list "
                              f"of their kinds ({','.join(m.kind for m in MODELS)}; default all)")
+    parser.add_argument("--confirm", action="store_true",
+                        help="also judge the fleet table's PRs after targeted confirmation "
+                             f"(A/B rounds drawn from the fleet, {BUDGET_S:g} s budget)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
@@ -397,8 +500,10 @@ def main() -> None:
         runs = tuple(int(r) for r in args.runs.split(",")) if args.runs \
             else (1,) if args.quick else (1, 3)
         models = tuple(m for m in MODELS if not args.models or m.kind in args.models.split(","))
-        rows = fleet_table(rng, 12, args.reps, args.null_reps, runs, models)
+        confirm_rng = np.random.default_rng(args.seed + 1) if args.confirm else None
+        rows = fleet_table(rng, 12, args.reps, args.null_reps, runs, models, confirm_rng)
         summarise(rows, 12, args.reps, args.null_reps)
+        summarise_confirmed(rows, args.null_reps)
     if "pr" not in skip:
         per_pr_table(rng, [int(s) for s in args.sizes.split(",")], args.null_reps)
     if "suite" not in skip:

@@ -93,3 +93,28 @@ def test_a_whole_suite_draw_can_have_several_head_runs():
                                         0.10, runs=3)
     assert past.shape[:2] == (10, 12) and now.shape[:2] == (3, 12)
     assert abs(stat - math.log(1.10)) < 0.05
+
+
+def test_confirmation_rounds_measure_only_the_asked_benchmarks_from_the_pr_s_fleet():
+    script = load_script()
+    rng = np.random.default_rng(5)
+    suite = script.new_suite(rng, 12)
+    factors = np.ones(12)
+    factors[3] = 1.5
+    names = [f"b{j:04d}" for j in range(12)]
+    rounds = script.FleetRounds(rng, suite, script.MODELS[0], 0.02, factors, names)
+    base, head = rounds(0, "^(sim/b0003|sim/b0007)$")
+    assert [r.name for r in base.results] == [r.name for r in head.results] == ["b0003", "b0007"]
+    slower = head.results[0].summary.median / base.results[0].summary.median
+    assert 1.3 < slower < 1.7
+    assert rounds.clock() == pytest.approx(script.ROUND_S)
+
+
+def test_with_confirmation_a_real_slowdown_stays_found_after_rounds_of_its_own():
+    script = load_script()
+    rng, confirm_rng = np.random.default_rng(7), np.random.default_rng(8)
+    draw = script.one_draw(rng, script.MODELS[0], 12, 0.02, 10, 1, 0.30, confirm_rng)
+    assert draw.flags[0] is Kind.REGRESSION and draw.confirmed.flags[0] is Kind.REGRESSION
+    assert 2 <= draw.confirmed.rounds <= script.BUDGET_S / script.ROUND_S
+    plain = script.one_draw(np.random.default_rng(7), script.MODELS[0], 12, 0.02, 10, 1, 0.30)
+    assert plain.confirmed is None and plain.flags == draw.flags  # the same PR either way
