@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from support.runs import history, make_run, ok
+from support.runs import history, make_run, ok, where_p_is
 from torch_bench.analyze.bisect import (
     Ending,
     Grade,
@@ -165,12 +165,9 @@ def test_a_step_keeps_the_whole_per_pr_level_for_the_benchmarks_it_follows(tmp_p
         return next(v for v in step.judge(good, suite_rounds(factor, 400)).verdicts
                     if v.name == "b3").assessment.p_value
 
-    low, high = 1.0, 1.5
-    for _ in range(40):
-        middle = (low + high) / 2
-        low, high = (middle, high) if p_of(middle) > 0.05 * 0.9 / 8 else (low, middle)
-    bad = suite_rounds(high, 400)
-    assert 0.05 * 0.8 / 8 < p_of(high) < 0.05 / 8
+    factor = where_p_is(p_of, 0.05 * 0.9 / 8)
+    bad = suite_rounds(factor, 400)
+    assert 0.05 * 0.8 / 8 < p_of(factor) < 0.05 / 8
     followed = targets(step.judge(good, bad))
     assert [v.name for v in followed.values()] == ["b3"]
     in_a_report = compare_runs(good, bad, side_by_side=True, ignore_environment=True)

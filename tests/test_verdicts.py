@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.runs import BASE_ENV, bad, history, make_run, ok, untrusted
+from support.runs import BASE_ENV, bad, history, make_run, ok, untrusted, where_p_is
 from torch_bench.analyze.rule import DEFAULT_POLICY, Outcome, RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.report.actions import step_outputs, warning_annotations
@@ -213,14 +213,6 @@ def test_a_real_global_slowdown_is_reported_once():
     assert comparison.run_shift.ratio == pytest.approx(1.10, rel=0.01)
     assert report.startswith(f"### torch-bench: whole run {said}\n")
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
-
-
-def where_p_is(p_of, target, low=1.0, high=1.5):
-    """The slowdown factor at which `p_of` (falling as the slowdown grows) crosses `target`."""
-    for _ in range(40):
-        middle = (low + high) / 2
-        low, high = (middle, high) if p_of(middle) > target else (low, middle)
-    return high
 
 
 def one_slowed(factor, name="b3", seed=80):

@@ -60,3 +60,12 @@ def untrusted(run: Run) -> Run:
     from dataclasses import replace
 
     return replace(run, env={**run.env, "preflight": UNTRUSTED_ENV["preflight"]})
+
+
+def where_p_is(p_of, target: float, low: float = 1.0, high: float = 1.5) -> float:
+    """The slowdown factor at which `p_of` (falling as the slowdown grows) crosses `target`:
+    for comparisons built right at a threshold."""
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if p_of(middle) > target else (low, middle)
+    return high
