@@ -119,22 +119,52 @@ def test_an_unchanged_benchmark_with_a_small_change_seen_does_not_lean():
     assert len(targets(first_look({}, spread=0.08))) < len(LEVELS) / 2
 
 
-def test_a_leaning_benchmark_is_settled_by_rounds_that_could_have_seen_its_first_change():
+def test_a_leaning_benchmark_is_settled_only_when_called_and_let_go_when_the_rounds_read_nothing():
     from dataclasses import replace
 
-    from torch_bench.analyze.confirm import settled
+    from torch_bench.analyze.confirm import futile, settled
 
     first = seen_all(first_look({"b5": 1.12}, spread=0.08))["b5"]
     assert first.kind is Kind.UNCHANGED and leaning(first)
     seen = first.assessment.relative_ratio - 1
     rounds_saw = replace(first, assessment=replace(first.assessment, ratio=1.0, shift=0.0,
-                                                   detectable=0.8 * seen))
-    assert settled(first, rounds_saw)
-    # the same rounds do not clear an alert: that needs half the change
+                                                   z=0.0, detectable=0.8 * seen))
+    # rounds that could have seen the first change do not settle it...
+    assert not settled(first, rounds_saw)
+    # ... rounds reading nothing of it let it go, rounds reading much of it do not
+    assert futile(first, rounds_saw, 3, 20, RulePolicy())
+    reading = replace(rounds_saw, assessment=replace(rounds_saw.assessment, ratio=1.1, z=2.0))
+    assert not futile(first, reading, 3, 20, RulePolicy())
+    assert not futile(first, rounds_saw, 20, 20, RulePolicy())  # no rounds left to save
+    # an alert is cleared by rounds that could have seen half the change, and never let go
     alert = replace(first, kind=Kind.REGRESSION)
-    assert not settled(alert, rounds_saw)
+    assert not settled(alert, rounds_saw) and not futile(alert, rounds_saw, 3, 20, RulePolicy())
     assert settled(alert, replace(rounds_saw, assessment=replace(rounds_saw.assessment,
                                                                  detectable=0.4 * seen)))
+
+
+def test_an_unchanged_leaning_benchmark_is_let_go_after_a_few_rounds_not_the_whole_budget():
+    first = first_look({"b5": 1.10}, spread=0.08)
+    assert leaning(seen_all(first)["b5"])
+    rounds = Rounds({}, seconds_per_round=27.0, noise=0.08)
+    after = confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock)
+    assert len(rounds.calls) <= 6  # of the 20 the budget holds
+    b5 = seen_all(after)["b5"]
+    assert b5.kind is Kind.UNCHANGED and b5.assessment == seen_all(first)["b5"].assessment
+    assert "would hardly have called a change that size" in b5.note
+    summary = after.to_dict()["confirmation"]
+    assert summary["let_go"] == 1 and summary["settled"] == 0
+    assert "1 let go" in after.extra["confirmation"].describe()
+
+
+def test_a_real_change_the_rounds_read_most_of_is_called_not_cleared_as_unchanged():
+    # the rounds' resolution reaches the first reading (+13%) while they still read +11%
+    # of a real +10%: going on calls it
+    first = first_look({"b5": 1.12}, spread=0.08)
+    rounds = Rounds({"b5": 1.10}, seconds_per_round=27.0, noise=0.08)
+    after = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
+                             clock=rounds.clock))
+    assert after["b5"].kind is Kind.REGRESSION
 
 
 def test_a_leaning_benchmark_the_rounds_do_not_settle_stays_unchanged_and_says_what_they_read():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -63,3 +65,14 @@ def test_one_look_is_at_most_the_plain_rate():
     assert spent(0.01, 1.0) == pytest.approx(0.01)
     assert spent(0.01, 0.0) == 0.0
     assert spent(0.01, 0.5, gamma=0) == pytest.approx(0.005)
+
+
+def test_conditional_power_under_the_current_trend():
+    from torch_bench.analyze.sequential import conditional_power
+
+    # rounds on course to end exactly at the boundary pass it half the time
+    assert conditional_power(2.4 * math.sqrt(0.25), 0.25, 2.4) == pytest.approx(0.5)
+    # reading nothing after a tenth of the rounds: the rest would hardly call it
+    assert conditional_power(0.0, 0.1, 2.4) < 0.01
+    assert conditional_power(3.0, 0.5, 2.4) > 0.95
+    assert conditional_power(2.5, 1.0, 2.4) == 1.0 and conditional_power(2.3, 1.0, 2.4) == 0.0

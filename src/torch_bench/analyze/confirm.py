@@ -13,14 +13,18 @@ After each round from the second on, the rounds so far are judged side by side
 (`sequential.look_levels`: looking after every round does not raise the false-alarm rate, and
 the last looks are judged near the plain rate) over the rounds the budget holds at the first
 round's pace, at most `max_rounds`, counted before the first look. A benchmark is settled when
-the rounds call it a regression or an improvement, or when they could have seen a change half
-the size first measured (their resolution is at most max(minimum effect, |first change| / 2);
-for a leaning "unchanged", the first change itself) and saw none. Rounds stop when every
-benchmark is settled, after the rounds the budget holds, or when the next round would pass the
+the rounds call it a regression or an improvement; a flagged one also when they could have
+seen a change half the size first measured (their resolution is at most max(minimum effect,
+|first change| / 2)) and saw none. A leaning benchmark is let go when more rounds are not
+worth their time (`futile`): should the change be what the rounds read so far, the rounds
+the budget holds would call it less than `FUTILITY` of the time. (Rounds that could merely
+have seen its first change may still read most of it.) Rounds stop when every benchmark is
+settled or let go, after the rounds the budget holds, or when the next round would pass the
 budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
-benchmark the rounds did not settle becomes inconclusive, a leaning one stays unchanged.
+benchmark the rounds did not settle becomes inconclusive, a leaning one (let go or not
+settled) stays unchanged, with what the rounds read in its note.
 
 A whole run called slower or faster than history's run-level shifts allow is re-measured too:
 a head run that was a burst (a neighbour on the runner, a slower moment of the host) moves as
@@ -44,6 +48,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 from torch_bench.analyze import sequential
 from torch_bench.analyze.rule import Outcome, RulePolicy
@@ -58,6 +63,7 @@ MOST_ROUNDS = 100  # the largest plan a user may ask for (its looks' levels are 
 UNTRUSTED_NOTE = "pre-flight check failed"
 SHIFT_WITNESSES = 8  # timings that re-measure the whole run's shift (at least MIN_BENCHMARKS)
 ALERTS = (Outcome.WORSE, Outcome.BETTER)
+FUTILITY = 0.10  # a leaning benchmark whose rounds would call it less often than this: let go
 
 
 def targets(comparison: Comparison) -> list[Verdict]:
@@ -143,15 +149,35 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
         return False
     if now.kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
         return True
-    if now.kind is not Kind.UNCHANGED or now.assessment.detectable is None \
-            or first.assessment is None:
+    # a leaning "unchanged" stays one unless called: rounds that could have seen its first
+    # change may still read most of it (+11% with ±12% on a real +10%), and only `futile`
+    # tells that from rounds reading nothing
+    if first.kind is Kind.UNCHANGED or now.kind is not Kind.UNCHANGED \
+            or now.assessment.detectable is None or first.assessment is None:
         return False
+    # clearing an alert needs rounds that could have seen half the change
     first_change = _change_size(first.assessment) or 0.0
-    # clearing an alert needs rounds that could have seen half the change; a leaning
-    # "unchanged" is settled by rounds that could have seen the change itself
-    share = 1.0 if first.kind is Kind.UNCHANGED else 0.5
-    wanted = max(first.assessment.min_effect, math.expm1(first_change * share))
+    wanted = max(first.assessment.min_effect, math.expm1(first_change / 2))
     return now.assessment.detectable <= wanted
+
+
+def futile(first: Verdict, now: Verdict | None, rounds: int, planned: int,
+           policy: RulePolicy) -> bool:
+    """A leaning "unchanged" not worth more rounds: were its change what the rounds read so
+    far (in the first change's direction), the rounds the budget holds would call it less
+    than `FUTILITY` of the time (`sequential.conditional_power`, at the last look's level; the
+    rounds' t read as a z, which only makes it keep going longer). An unchanged benchmark
+    reads about 0 and is let go after a few rounds; a real change a third of the way to the
+    first resolution reads far above it and is kept."""
+    if first.kind is not Kind.UNCHANGED or now is None or now.assessment is None \
+            or now.assessment.z is None or not math.isfinite(now.assessment.z) \
+            or first.assessment is None or rounds >= planned:
+        return False
+    direction = 1.0 if first.assessment.relative_ratio >= 1 else -1.0
+    last = look_policy(policy, planned, planned).alpha
+    final_z = NormalDist().inv_cdf(1 - last)
+    return sequential.conditional_power(direction * now.assessment.z, rounds / planned,
+                                        final_z) < FUTILITY
 
 
 def shift_settled(first: RunShift, now: RunShift | None, min_effect: float) -> bool:
@@ -176,11 +202,12 @@ class Confirmation:
     settled: int
     whole_run: str | None = None  # the whole run's shift: confirmed, cleared or not settled
     shift_timings: int = 0  # the timings its shift was re-measured on
+    let_go: int = 0  # leaning benchmarks whose rounds were not worth going on (`futile`)
 
     def to_dict(self) -> dict:
         return {"rounds": self.rounds, "seconds": round(self.seconds, 1),
                 "budget_seconds": self.budget, "benchmarks": self.benchmarks,
-                "settled": self.settled, "whole_run": self.whole_run,
+                "settled": self.settled, "let_go": self.let_go, "whole_run": self.whole_run,
                 "shift_timings": self.shift_timings}
 
     def describe(self) -> str:
@@ -192,6 +219,8 @@ class Confirmation:
                 "budget)")
         if self.benchmarks:
             said += f"; {self.settled} settled"
+        if self.let_go:
+            said += f", {self.let_go} let go (more rounds would hardly have called them)"
         return said + (f"; the whole run's shift {self.whole_run}" if self.whole_run else "")
 
 
@@ -212,6 +241,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     planned = max_rounds
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
+    let_go: dict[str, int] = {}  # leaning benchmarks not worth more rounds, and after how many
+    seen_when_let_go: dict[str, Verdict] = {}
     base_rounds: list[Run] = []
     head_rounds: list[Run] = []
     started = clock()
@@ -243,14 +274,21 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             if settled(wanted[key], last.get(key)):
                 done[key] = last[key]
                 del pending[key]
+            elif futile(wanted[key], last.get(key), index + 1, planned, policy):
+                let_go[key] = index + 1
+                seen_when_let_go[key] = last[key]
+                del pending[key]
         if watching:
             whole.look(base_rounds, head_rounds, looked)
         if not pending and not (whole is not None and whole.pending):
             break
     rounds = len(head_rounds)
     summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done),
-                           whole.said if whole else None, len(witnesses))
-    verdicts = tuple(_after(v, done.get(v.benchmark_id), last.get(v.benchmark_id), rounds)
+                           whole.said if whole else None, len(witnesses), len(let_go))
+    read = {**last, **seen_when_let_go}
+    verdicts = tuple(_after(v, done.get(v.benchmark_id), read.get(v.benchmark_id),
+                            let_go.get(v.benchmark_id) or rounds,
+                            let_go=v.benchmark_id in let_go)
                      if v.benchmark_id in wanted else v for v in comparison.verdicts)
     return replace(comparison, verdicts=verdicts,
                    run_shift=whole.verdict(rounds) if whole else comparison.run_shift,
@@ -319,11 +357,11 @@ def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> R
 
 
 def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
-           rounds: int) -> Verdict:
+           rounds: int, let_go: bool = False) -> Verdict:
     alerted = first.kind in (Kind.REGRESSION, Kind.IMPROVEMENT)
     if settled_as is None:
         if not alerted:
-            return _unsettled_reading(first, latest, rounds)
+            return _unsettled_reading(first, latest, rounds, let_go)
         return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                        note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
                             "settle it within the budget")
@@ -336,12 +374,15 @@ def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
                    note=said)
 
 
-def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int) -> Verdict:
+def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,
+                       let_go: bool = False) -> Verdict:
     """An undecided or leaning verdict the rounds did not settle keeps its kind, with what
-    the rounds read so far in its note."""
+    the rounds read so far in its note (a leaning one let go: why)."""
     a = latest.assessment if latest is not None else None
     if a is None or a.detectable is None or not 0 < a.relative_ratio < math.inf:
         return first
+    why = "more rounds within the budget would hardly have called a change that size" \
+        if let_go else "not settled within the budget"
     read = (f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}% (could have seen "
-            f"±{a.detectable * 100:.1f}%), not settled within the budget")
+            f"±{a.detectable * 100:.1f}%), {why}")
     return replace(first, note=f"{first.note}; {read}" if first.note else read)

@@ -133,3 +133,16 @@ def known_variance_levels(rounds: int, alpha: float, first: int = 2,
         density = np.where(grid <= bound, density, 0.0)
         before = t
     return tuple(levels)
+
+
+def conditional_power(z: float, fraction: float, final_z: float) -> float:
+    """The chance that the last look's z passes `final_z`, given `z` after `fraction` of the
+    planned rounds and a true change as large as the rounds read so far (the current trend:
+    the rounds' running sum a random walk with that drift). Used for futility: rounds that
+    would hardly call a change of what they read are not worth the rest of the budget."""
+    if fraction >= 1:
+        return float(z >= final_z)
+    if fraction <= 0:
+        return 1.0
+    return float(stats.norm.sf((final_z - z / math.sqrt(fraction)) / math.sqrt(1 - fraction)))
+
