@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from torch_bench.analyze.confirm import confirm
+from torch_bench.analyze.confirm import DEFAULT_BUDGET_S, confirm
 from torch_bench.analyze.rule import Outcome, RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.results.schema import measured, new_run
@@ -38,7 +38,7 @@ from torch_bench.results.schema import measured, new_run
 FLAGGED = {f"b{i}": 10.0 + i for i in range(4)}
 QUIET = {f"q{i}": 5.0 + i for i in range(8)}  # the rest of the suite, unchanged
 ENV = {"torch": "2.13.0", "python": "3.11", "cpu_model": "sim", "fingerprint": "sim"}
-SECONDS_PER_ROUND, BUDGET = 30.0, 600.0
+SECONDS_PER_ROUND, BUDGET = 30.0, DEFAULT_BUDGET_S
 
 
 def run(levels: dict[str, float], rng, tag: str, day: int, within: float = 0.01):

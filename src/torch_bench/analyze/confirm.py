@@ -59,6 +59,7 @@ from torch_bench.results.schema import Run
 TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
 MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
 MAX_ROUNDS = 20  # the most rounds a confirmation plans for
+DEFAULT_BUDGET_S = 600.0  # the CLI's default (the Action's `confirm-budget` says the same)
 MOST_ROUNDS = 100  # the largest plan a user may ask for (its looks' levels are computed)
 UNTRUSTED_NOTE = "pre-flight check failed"
 SHIFT_WITNESSES = 8  # timings that re-measure the whole run's shift (at least MIN_BENCHMARKS)

@@ -26,6 +26,7 @@ from torch_bench.analyze.baseline import (
     noise_history,
 )
 from torch_bench.analyze.confirm import (
+    DEFAULT_BUDGET_S,
     MAX_ROUNDS,
     MIN_ROUNDS,
     MOST_ROUNDS,
@@ -88,8 +89,9 @@ def register(subparsers) -> None:
                               "turns confirmation on")
     confirm.add_argument("--confirm-head", metavar="DIR", default=".",
                          help="checkout of the head (default .)")
-    confirm.add_argument("--confirm-budget", type=float, default=600.0, metavar="SECONDS",
-                         help="time the rounds may take (default 600)")
+    confirm.add_argument("--confirm-budget", type=float, default=DEFAULT_BUDGET_S,
+                         metavar="SECONDS",
+                         help=f"time the rounds may take (default {DEFAULT_BUDGET_S:g})")
     confirm.add_argument("--confirm-max-rounds", default=MAX_ROUNDS, metavar="N",
                          type=number(MIN_ROUNDS, MOST_ROUNDS, integer=True, unit="rounds"),
                          help=f"most rounds (default {MAX_ROUNDS}, at most {MOST_ROUNDS})")
