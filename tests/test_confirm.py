@@ -132,13 +132,16 @@ def test_a_leaning_benchmark_is_settled_only_when_called_and_let_go_when_the_rou
     # rounds that could have seen the first change do not settle it...
     assert not settled(first, rounds_saw)
     # ... rounds reading nothing of it let it go, rounds reading much of it do not
-    assert futile(first, rounds_saw, 3, 20, RulePolicy())
+    assert futile(first, rounds_saw, 5, 20, RulePolicy())
     reading = replace(rounds_saw, assessment=replace(rounds_saw.assessment, ratio=1.1, z=2.0))
-    assert not futile(first, reading, 3, 20, RulePolicy())
+    assert not futile(first, reading, 5, 20, RulePolicy())
+    the_other_way = replace(reading, assessment=replace(reading.assessment, ratio=0.9, z=-2.0))
+    assert not futile(first, the_other_way, 5, 20, RulePolicy())
+    assert not futile(first, rounds_saw, 3, 20, RulePolicy())  # too few rounds to tell
     assert not futile(first, rounds_saw, 20, 20, RulePolicy())  # no rounds left to save
     # an alert is cleared by rounds that could have seen half the change, and never let go
     alert = replace(first, kind=Kind.REGRESSION)
-    assert not settled(alert, rounds_saw) and not futile(alert, rounds_saw, 3, 20, RulePolicy())
+    assert not settled(alert, rounds_saw) and not futile(alert, rounds_saw, 5, 20, RulePolicy())
     assert settled(alert, replace(rounds_saw, assessment=replace(rounds_saw.assessment,
                                                                  detectable=0.4 * seen)))
 
@@ -165,6 +168,25 @@ def test_a_real_change_the_rounds_read_most_of_is_called_not_cleared_as_unchange
     after = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
                              clock=rounds.clock))
     assert after["b5"].kind is Kind.REGRESSION
+
+
+def test_a_real_change_below_the_minimum_effect_is_let_go_not_measured_to_the_budget():
+    # quiet rounds read a real +1.5%: they will never call it (the minimum effect is 2%)
+    first = first_look({"b5": 1.12}, spread=0.08)
+    rounds = Rounds({"b5": 1.015}, seconds_per_round=27.0, noise=0.005)
+    after = confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock)
+    assert len(rounds.calls) <= 6
+    assert seen_all(after)["b5"].kind is Kind.UNCHANGED
+    assert after.to_dict()["confirmation"]["let_go"] == 1
+
+
+def test_a_real_change_the_other_way_than_the_first_reading_is_called_not_let_go():
+    # the first run leaned +12%; the code is really 10% faster
+    first = first_look({"b5": 1.12}, spread=0.08)
+    rounds = Rounds({"b5": 0.90}, seconds_per_round=27.0, noise=0.08)
+    after = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
+                             clock=rounds.clock))
+    assert after["b5"].kind is Kind.IMPROVEMENT
 
 
 def test_a_leaning_benchmark_the_rounds_do_not_settle_stays_unchanged_and_says_what_they_read():

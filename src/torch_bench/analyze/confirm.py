@@ -13,12 +13,13 @@ After each round from the second on, the rounds so far are judged side by side
 (`sequential.look_levels`: looking after every round does not raise the false-alarm rate, and
 the last looks are judged near the plain rate) over the rounds the budget holds at the first
 round's pace, at most `max_rounds`, counted before the first look. A benchmark is settled when
-the rounds call it a regression or an improvement; a flagged one also when they could have
-seen a change half the size first measured (their resolution is at most max(minimum effect,
-|first change| / 2)) and saw none. A leaning benchmark is let go when more rounds are not
-worth their time (`futile`): should the change be what the rounds read so far, the rounds
-the budget holds would call it less than `FUTILITY` of the time. (Rounds that could merely
-have seen its first change may still read most of it.) Rounds stop when every benchmark is
+the rounds call it a regression or an improvement; a flagged or inconclusive one also when
+they could have seen a change half the size first measured (their resolution is at most
+max(minimum effect, |first change| / 2)) and saw none. A leaning benchmark is settled only
+when called (rounds that could merely have seen its first change may still read most of it),
+and let go when more rounds are not worth their time (`futile`, from a quarter of the
+planned rounds on): should the change be what the rounds read so far, the rounds the budget
+holds would call it less than `FUTILITY` of the time. Rounds stop when every benchmark is
 settled or let go, after the rounds the budget holds, or when the next round would pass the
 budget.
 
@@ -65,6 +66,7 @@ UNTRUSTED_NOTE = "pre-flight check failed"
 SHIFT_WITNESSES = 8  # timings that re-measure the whole run's shift (at least MIN_BENCHMARKS)
 ALERTS = (Outcome.WORSE, Outcome.BETTER)
 FUTILITY = 0.10  # a leaning benchmark whose rounds would call it less often than this: let go
+FUTILITY_FROM = 0.25  # ... asked from this share of the planned rounds on
 
 
 def targets(comparison: Comparison) -> list[Verdict]:
@@ -165,20 +167,30 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
 def futile(first: Verdict, now: Verdict | None, rounds: int, planned: int,
            policy: RulePolicy) -> bool:
     """A leaning "unchanged" not worth more rounds: were its change what the rounds read so
-    far (in the first change's direction), the rounds the budget holds would call it less
-    than `FUTILITY` of the time (`sequential.conditional_power`, at the last look's level; the
-    rounds' t read as a z, which only makes it keep going longer). An unchanged benchmark
-    reads about 0 and is let go after a few rounds; a real change a third of the way to the
-    first resolution reads far above it and is kept."""
+    far, the rounds the budget holds would call it (either way: at the last look's level and
+    at least the minimum effect) less than `FUTILITY` of the time
+    (`sequential.conditional_power`). Asked only from `FUTILITY_FROM` of the planned rounds
+    on: the first rounds' t, read as a z, knows its noise too poorly. An unchanged benchmark
+    reads about nothing and is let go then; a real change of the size that made it lean
+    reads far above that and is kept; a real change below the minimum effect, which the
+    rounds will never call, is let go too."""
     if first.kind is not Kind.UNCHANGED or now is None or now.assessment is None \
-            or now.assessment.z is None or not math.isfinite(now.assessment.z) \
-            or first.assessment is None or rounds >= planned:
+            or now.assessment.z is None or math.isnan(now.assessment.z) \
+            or rounds >= planned or rounds < max(MIN_ROUNDS + 1, FUTILITY_FROM * planned):
         return False
-    direction = 1.0 if first.assessment.relative_ratio >= 1 else -1.0
-    last = look_policy(policy, planned, planned).alpha
-    final_z = NormalDist().inv_cdf(1 - last)
-    return sequential.conditional_power(direction * now.assessment.z, rounds / planned,
-                                        final_z) < FUTILITY
+    a = now.assessment
+    size = _change_size(a)
+    if size is None:
+        return False
+    smallest = math.log1p(a.min_effect)
+    if math.isinf(a.z):  # a constant series: called as soon as it reaches the minimum effect
+        return size < smallest
+    fraction = rounds / planned
+    final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
+    z = abs(a.z)
+    if z > 0:  # the last look's scale is this look's times sqrt(fraction)
+        final_z = max(final_z, smallest / (size / z * math.sqrt(fraction)))
+    return sequential.conditional_power(z, fraction, final_z) < FUTILITY
 
 
 def shift_settled(first: RunShift, now: RunShift | None, min_effect: float) -> bool:
@@ -380,10 +392,12 @@ def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,
     """An undecided or leaning verdict the rounds did not settle keeps its kind, with what
     the rounds read so far in its note (a leaning one let go: why)."""
     a = latest.assessment if latest is not None else None
-    if a is None or a.detectable is None or not 0 < a.relative_ratio < math.inf:
+    if a is None or not 0 < a.relative_ratio < math.inf:
+        return first
+    if a.detectable is None and not let_go:
         return first
     why = "more rounds within the budget would hardly have called a change that size" \
         if let_go else "not settled within the budget"
-    read = (f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}% (could have seen "
-            f"±{a.detectable * 100:.1f}%), {why}")
+    could = f" (could have seen ±{a.detectable * 100:.1f}%)" if a.detectable is not None else ""
+    read = f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}%{could}, {why}"
     return replace(first, note=f"{first.note}; {read}" if first.note else read)

@@ -82,8 +82,9 @@ def register(subparsers) -> None:
                              "TORCH_BENCH_RERUN_OUT (where to write the run document)")
     confirm = parser.add_argument_group(
         "targeted confirmation",
-        "re-measure only the flagged and undecided benchmarks, base and head interleaved in "
-        "A/B rounds, until each is settled or the budget is spent")
+        "re-measure only the flagged, undecided and leaning benchmarks, base and head "
+        "interleaved in A/B rounds, until each is settled or no longer worth measuring, or "
+        "the budget is spent")
     confirm.add_argument("--confirm-base", metavar="DIR",
                          help="checkout of the base (e.g. a worktree of the merge-base); "
                               "turns confirmation on")
