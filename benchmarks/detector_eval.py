@@ -57,7 +57,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from torch_bench.analyze.confirm import confirm
+from torch_bench.analyze.confirm import DEFAULT_BUDGET_S, confirm
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.results.schema import measured, new_run
@@ -69,7 +69,7 @@ HISTORIES = (5, 10, 20)
 RUN_CVS = (0.02, 0.05)
 CHANGES = (0.05, 0.10, 0.20)
 POLICY = RulePolicy()
-ROUND_S, BUDGET_S = 30.0, 600.0  # targeted confirmation: a round's cost, the Action's budget
+ROUND_S, BUDGET_S = 30.0, DEFAULT_BUDGET_S  # targeted confirmation: a round's cost, the budget
 ORACLE_PR_DRAWS = 2000  # unchanged PRs that calibrate the per-PR oracle, each cell
 ENV = {"torch": "2.13.0", "python": "3.11", "cpu_model": "sim", "fingerprint": "fp-sim"}
 
@@ -460,13 +460,16 @@ def summarise_confirmed(rows: dict, null_reps: int) -> None:
           f"average (a round of one benchmark costs less than one of twelve)")
 
 
-def per_pr_table(rng, sizes, null_reps: int) -> None:
-    print(f"\nPer-PR false alarms by suite size ({null_reps} null PRs each; normal and bursts, "
-          "run CV 5%, H 10, R 1):")
+def per_pr_table(rng, sizes, null_reps: int, confirm_rng=None) -> None:
+    """Null PRs of growing suites; with `confirm_rng`, the same PRs after targeted
+    confirmation as well (the rounds drawn as in the fleet table)."""
+    print(f"\nPer-PR false alarms by suite size (null PRs: {null_reps} at 12 benchmarks, "
+          "fewer in larger suites, at least 20; normal and bursts, run CV 5%, H 10, R 1):")
     for m in sizes:
         for model in (MODELS[0], MODELS[4]):
             reps = max(20, null_reps * 12 // m)
-            draws = [one_draw(rng, model, m, 0.05, 10, 1, 0.0) for _ in range(reps)]
+            draws = [one_draw(rng, model, m, 0.05, 10, 1, 0.0, confirm_rng)
+                     for _ in range(reps)]
             rate = float(np.mean([d.names_a_regression for d in draws]))
             per_bench = float(np.mean([k is Kind.REGRESSION for d in draws
                                        for k in d.flags.values()]))
@@ -474,6 +477,14 @@ def per_pr_table(rng, sizes, null_reps: int) -> None:
                     f"regression (95% {wilson_lower(rate, reps):.1%}-"
                     f"{wilson_upper(rate, reps):.1%}; per benchmark {per_bench:.3%})",
                     wilson_lower(rate, reps) <= 0.05)
+            if confirm_rng is not None:
+                after = float(np.mean([d.confirmed.names_a_regression for d in draws]))
+                rounds = float(np.mean([d.confirmed.rounds for d in draws]))
+                measured = float(np.mean([d.confirmed.measured for d in draws]))
+                verdict(f"       after targeted confirmation: {after:.1%} (95% "
+                        f"{wilson_lower(after, reps):.1%}-{wilson_upper(after, reps):.1%}), "
+                        f"{rounds:.1f} rounds and {measured:.0f} benchmark-rounds a PR",
+                        wilson_lower(after, reps) <= 0.05)
 
 
 ORACLE_NULL_DRAWS = 2000  # the oracle's 1% threshold from 50 null draws would sit near 2%
@@ -545,7 +556,8 @@ def main() -> None:
                         help="noise models of the fleet and whole-suite tables, comma list "
                              f"of their kinds ({','.join(m.kind for m in MODELS)}; default all)")
     parser.add_argument("--confirm", action="store_true",
-                        help="also judge the fleet table's PRs after targeted confirmation "
+                        help="also judge the fleet and per-PR tables' PRs after targeted "
+                             "confirmation "
                              f"(A/B rounds drawn from the fleet, {BUDGET_S:g} s budget)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -563,7 +575,8 @@ def main() -> None:
         summarise(rows, 12, args.reps, args.null_reps)
         summarise_confirmed(rows, args.null_reps)
     if "pr" not in skip:
-        per_pr_table(rng, [int(s) for s in args.sizes.split(",")], args.null_reps)
+        per_pr_table(rng, [int(s) for s in args.sizes.split(",")], args.null_reps,
+                     np.random.default_rng(args.seed + 1) if args.confirm else None)
     if "suite" not in skip:
         whole_suite(rng, max(50, args.reps),
                     tuple(m for m in MODELS if not args.models or m.kind in args.models.split(",")),
