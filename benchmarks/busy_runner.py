@@ -315,7 +315,8 @@ def verdicts(head: Path, side: Path, data: Path, scratch: Path,
     found = json.loads(out.read_text())
     done = found.get("confirmation")
     said = (f"{done['benchmarks']} re-measured over {done['rounds']} rounds, "
-            f"{done['settled']} settled, {spent:.0f} s in all") if done else f"{spent:.0f} s"
+            f"{done['settled']} settled, {done.get('let_go', 0)} let go, {spent:.0f} s in all") \
+        if done else f"{spent:.0f} s"
     return {v["name"]: v["verdict"] for v in found["verdicts"]}, said
 
 
