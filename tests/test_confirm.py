@@ -146,11 +146,19 @@ def test_a_leaning_benchmark_is_settled_only_when_called_and_let_go_when_the_rou
                                                                  detectable=0.4 * seen)))
 
 
-def test_an_unchanged_leaning_benchmark_is_let_go_after_a_few_rounds_not_the_whole_budget():
-    first = first_look({"b5": 1.10}, spread=0.08)
+def confirm_leaning(first_factor: float, true_factor: float, noise: float):
+    """b5 leans on a first look against a noisy history (+`first_factor`); rounds of `noise`
+    where it is really `true_factor`, 27 s each in a 600 s budget (20 rounds): (first look,
+    after confirmation, the rounds)."""
+    first = first_look({"b5": first_factor}, spread=0.08)
     assert leaning(seen_all(first)["b5"])
-    rounds = Rounds({}, seconds_per_round=27.0, noise=0.08)
-    after = confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock)
+    rounds = Rounds({"b5": true_factor}, seconds_per_round=27.0, noise=noise)
+    return first, confirm(first, rounds, budget_s=600, policy=RulePolicy(),
+                          clock=rounds.clock), rounds
+
+
+def test_an_unchanged_leaning_benchmark_is_let_go_after_a_few_rounds_not_the_whole_budget():
+    first, after, rounds = confirm_leaning(1.10, 1.0, noise=0.08)
     assert len(rounds.calls) <= 6  # of the 20 the budget holds
     b5 = seen_all(after)["b5"]
     assert b5.kind is Kind.UNCHANGED and b5.assessment == seen_all(first)["b5"].assessment
@@ -163,18 +171,13 @@ def test_an_unchanged_leaning_benchmark_is_let_go_after_a_few_rounds_not_the_who
 def test_a_real_change_the_rounds_read_most_of_is_called_not_cleared_as_unchanged():
     # the rounds' resolution reaches the first reading (+13%) while they still read +11%
     # of a real +10%: going on calls it
-    first = first_look({"b5": 1.12}, spread=0.08)
-    rounds = Rounds({"b5": 1.10}, seconds_per_round=27.0, noise=0.08)
-    after = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
-                             clock=rounds.clock))
-    assert after["b5"].kind is Kind.REGRESSION
+    _, after, _ = confirm_leaning(1.12, 1.10, noise=0.08)
+    assert seen_all(after)["b5"].kind is Kind.REGRESSION
 
 
 def test_a_real_change_below_the_minimum_effect_is_let_go_not_measured_to_the_budget():
     # quiet rounds read a real +1.5%: they will never call it (the minimum effect is 2%)
-    first = first_look({"b5": 1.12}, spread=0.08)
-    rounds = Rounds({"b5": 1.015}, seconds_per_round=27.0, noise=0.005)
-    after = confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock)
+    _, after, rounds = confirm_leaning(1.12, 1.015, noise=0.005)
     assert len(rounds.calls) <= 6
     assert seen_all(after)["b5"].kind is Kind.UNCHANGED
     assert after.to_dict()["confirmation"]["let_go"] == 1
@@ -182,11 +185,8 @@ def test_a_real_change_below_the_minimum_effect_is_let_go_not_measured_to_the_bu
 
 def test_a_real_change_the_other_way_than_the_first_reading_is_called_not_let_go():
     # the first run leaned +12%; the code is really 10% faster
-    first = first_look({"b5": 1.12}, spread=0.08)
-    rounds = Rounds({"b5": 0.90}, seconds_per_round=27.0, noise=0.08)
-    after = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
-                             clock=rounds.clock))
-    assert after["b5"].kind is Kind.IMPROVEMENT
+    _, after, _ = confirm_leaning(1.12, 0.90, noise=0.08)
+    assert seen_all(after)["b5"].kind is Kind.IMPROVEMENT
 
 
 def test_a_leaning_benchmark_the_rounds_do_not_settle_stays_unchanged_and_says_what_they_read():
