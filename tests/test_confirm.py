@@ -368,3 +368,22 @@ def test_compare_confirms_with_real_checkouts(cli, tmp_path):
     assert verdicts["same"]["verdict"] == "unchanged"
     assert result["confirmation"]["benchmarks"] >= 1 and data["results"]
     assert "confirmation round 2" in done.stderr
+
+
+def test_many_targets_share_the_per_pr_level_so_an_unchanged_pr_fails_at_most_at_it():
+    from torch_bench.analyze.confirm import target_policy
+
+    # each target the rounds call fails the PR: 80 targets at 1% each would fail ~55% of
+    # unchanged PRs; the benchmarks' share of the per-PR level (4%) is split among them
+    assert target_policy(RulePolicy(), 3).alpha == RulePolicy().alpha
+    assert target_policy(RulePolicy(), 80).alpha == pytest.approx(0.04 / 80)
+    assert target_policy(RulePolicy(fdr=1.0), 80).alpha == RulePolicy().alpha  # no correction
+    moved = {n: 1.12 if i % 2 else 0.89 for i, n in enumerate(LEVELS)}  # the run did not
+    first = first_look(moved, spread=0.08)
+    assert len(targets(first)) == len(LEVELS)
+    rounds = Rounds({}, seconds_per_round=27.0, noise=0.02)
+    after = confirm(first, rounds, budget_s=600, policy=RulePolicy(), clock=rounds.clock)
+    summary = after.extra["confirmation"]
+    assert summary.to_dict()["rate"] == pytest.approx(0.04 / len(LEVELS))
+    assert f"the per-PR level split among {len(LEVELS)}" in summary.describe()
+    assert not after.of_kind(Kind.REGRESSION)

@@ -9,7 +9,9 @@ spent. This is how a tool can beat any single-shot test: more data where the ans
 clear yet.
 
 After each round from the second on, the rounds so far are judged side by side
-(`verdicts.compare_runs(side_by_side=True)`), each look at its own level
+(`verdicts.compare_runs(side_by_side=True)`), each benchmark at the per-benchmark rate or,
+with more than a few targets, at the benchmarks' share of the per-PR level split among them
+(`target_policy`), each look at its own level
 (`sequential.look_levels`: looking after every round does not raise the false-alarm rate, and
 the last looks are judged near the plain rate) over the rounds the budget holds at the first
 round's pace, at most `max_rounds`, counted before the first look. A benchmark is settled when
@@ -139,6 +141,18 @@ def rounds_the_budget_holds(budget_s: float, first_round_s: float, max_rounds: i
     return max(MIN_ROUNDS, min(max_rounds, int(budget_s // first_round_s)))
 
 
+def target_policy(policy: RulePolicy, targets: int) -> RulePolicy:
+    """The policy the rounds judge each of `targets` benchmarks by: its false-alarm rate the
+    per-benchmark rate, or the benchmarks' share of the per-PR level split evenly among the
+    targets (Bonferroni), whichever is smaller. A target the rounds call a regression fails
+    the PR, whatever its first verdict was, so an unchanged PR fails at most at the per-PR
+    level however many benchmarks lean: a suite of 1,000 has about 80 targets, each judged
+    at 0.05%. Up to 4 targets, the plain rate."""
+    if targets <= 0:
+        return policy
+    return replace(policy, alpha=min(policy.alpha, policy.family_level(True) / targets))
+
+
 def look_policy(policy: RulePolicy, rounds: int, planned: int) -> RulePolicy:
     """The policy of the look after `rounds` of the `planned` rounds: its false-alarm rate is
     that look's level (`sequential.look_levels`; at most the plain rate past the plan)."""
@@ -216,12 +230,14 @@ class Confirmation:
     whole_run: str | None = None  # the whole run's shift: confirmed, cleared or not settled
     shift_timings: int = 0  # the timings its shift was re-measured on
     let_go: int = 0  # leaning benchmarks whose rounds were not worth going on (`futile`)
+    rate: float | None = None  # each benchmark's false-alarm rate over the rounds
+    split: bool = False  # that rate is the per-PR level's share split among many targets
 
     def to_dict(self) -> dict:
         return {"rounds": self.rounds, "seconds": round(self.seconds, 1),
                 "budget_seconds": self.budget, "benchmarks": self.benchmarks,
                 "settled": self.settled, "let_go": self.let_go, "whole_run": self.whole_run,
-                "shift_timings": self.shift_timings}
+                "shift_timings": self.shift_timings, "rate": self.rate}
 
     def describe(self) -> str:
         what = [f"{self.benchmarks} benchmark(s)"] if self.benchmarks else []
@@ -232,6 +248,9 @@ class Confirmation:
                 "budget)")
         if self.benchmarks:
             said += f"; {self.settled} settled"
+            if self.split and self.rate is not None:
+                said += (f" (each judged at {self.rate * 100:.2g}%: the per-PR level split "
+                         f"among {self.benchmarks})")
         if self.let_go:
             said += f", {self.let_go} let go (more rounds would hardly have called them)"
         return said + (f"; the whole run's shift {self.whole_run}" if self.whole_run else "")
@@ -252,6 +271,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     if not (wanted or whole) or budget_s <= 0 or max_rounds < MIN_ROUNDS:
         return comparison
     planned = max_rounds
+    judging = target_policy(policy, len(wanted))
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
     let_go: dict[str, int] = {}  # leaning benchmarks not worth more rounds, and after how many
@@ -278,8 +298,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             log(f"confirmation: the budget holds {planned} rounds at this pace")
         if index + 1 < MIN_ROUNDS:
             continue
-        looked = look_policy(policy, index + 1, planned)
-        judged = compare_runs(base_rounds, head_rounds, policy=looked,
+        judged = compare_runs(base_rounds, head_rounds,
+                              policy=look_policy(judging, index + 1, planned),
                               side_by_side=True, ignore_environment=True,
                               whole_run_apart=True)
         last = {v.benchmark_id: v for v in judged.verdicts if v.benchmark_id in wanted}
@@ -287,17 +307,18 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             if settled(wanted[key], last.get(key)):
                 done[key] = last[key]
                 del pending[key]
-            elif futile(wanted[key], last.get(key), index + 1, planned, policy):
+            elif futile(wanted[key], last.get(key), index + 1, planned, judging):
                 let_go[key] = index + 1
                 seen_when_let_go[key] = last[key]
                 del pending[key]
         if watching:
-            whole.look(base_rounds, head_rounds, looked)
+            whole.look(base_rounds, head_rounds, look_policy(policy, index + 1, planned))
         if not pending and not (whole is not None and whole.pending):
             break
     rounds = len(head_rounds)
     summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done),
-                           whole.said if whole else None, len(witnesses), len(let_go))
+                           whole.said if whole else None, len(witnesses), len(let_go),
+                           judging.alpha if wanted else None, judging.alpha < policy.alpha)
     read = {**last, **seen_when_let_go}
     verdicts = tuple(_after(v, done.get(v.benchmark_id), read.get(v.benchmark_id),
                             let_go.get(v.benchmark_id) or rounds,
