@@ -163,6 +163,7 @@ def test_an_unchanged_leaning_benchmark_is_let_go_after_a_few_rounds_not_the_who
     b5 = seen_all(after)["b5"]
     assert b5.kind is Kind.UNCHANGED and b5.assessment == seen_all(first)["b5"].assessment
     assert "would hardly have called a change that size" in b5.note
+    assert "could have seen" not in b5.note  # the early looks' resolution, not the answer
     summary = after.to_dict()["confirmation"]
     assert summary["let_go"] == 1 and summary["settled"] == 0
     assert "1 let go" in after.extra["confirmation"].describe()

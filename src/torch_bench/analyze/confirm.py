@@ -419,6 +419,9 @@ def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,
         return first
     why = "more rounds within the budget would hardly have called a change that size" \
         if let_go else "not settled within the budget"
-    could = f" (could have seen ±{a.detectable * 100:.1f}%)" if a.detectable is not None else ""
+    # a benchmark let go after a few strict early looks: their resolution (often tens of
+    # percent) says less than the futility itself, and reads as a contradiction beside it
+    could = f" (could have seen ±{a.detectable * 100:.1f}%)" \
+        if a.detectable is not None and not let_go else ""
     read = f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}%{could}, {why}"
     return replace(first, note=f"{first.note}; {read}" if first.note else read)
