@@ -304,8 +304,8 @@ class Confirmed:
 
 def evaluate(rng, model, m, run_cv, history, runs, reps, null_reps,
              confirm_rng=None, oracle_rng=None) -> Cell:
-    """One cell. `oracle_rng` draws the per-PR oracle's calibration PRs (by default a
-    generator of the cell's own), apart from `rng`, so the PRs judged are the same with it."""
+    """One cell. `oracle_rng` draws the per-PR oracle's calibration PRs (by default a fresh
+    generator seeded with `SEED`), apart from `rng`, so the PRs judged are the same with it."""
     null = [one_draw(rng, model, m, run_cv, history, runs, 0.0, confirm_rng)
             for _ in range(null_reps)]
     changed = {c: [one_draw(rng, model, m, run_cv, history, runs, c, confirm_rng)
@@ -359,6 +359,15 @@ def efficiency(ours: float, best: float) -> float | None:
     return ours / best if best > 0 else None
 
 
+def median_and_lowest(pairs) -> tuple[float, float | None]:
+    """Over (our detection, the oracle's) pairs, one a cell: the median efficiency, and the
+    lowest where the oracle catches at least half (None where it never does)."""
+    pairs = list(pairs)
+    effs = [e for ours, best in pairs if (e := efficiency(ours, best)) is not None]
+    low = [efficiency(ours, best) for ours, best in pairs if best >= 0.5]
+    return (float(np.median(effs)) if effs else float("nan")), (min(low) if low else None)
+
+
 def fleet_table(rng, m: int, reps: int, null_reps: int, runs_options,
                 models=MODELS, confirm_rng=None, oracle_rng=None) -> dict:
     rows = {}
@@ -409,25 +418,20 @@ def summarise(rows: dict, m: int, reps: int, null_reps: int) -> None:
     inc = max(c.inconclusive for c in cells)
     verdict(f"unchanged PRs: <= 10% of benchmarks inconclusive: worst {inc:.1%}", inc <= 0.10)
     for change, target in ((0.05, None), (0.10, 0.8), (0.20, 0.9)):
-        effs = [e for c in cells if (e := efficiency(c.found[change], c.oracle[change]))
-                is not None]
-        med = float(np.median(effs)) if effs else float("nan")
-        low = [efficiency(c.found[change], c.oracle[change]) for c in cells
-               if c.oracle[change] >= 0.5]
+        med, low = median_and_lowest((c.found[change], c.oracle[change]) for c in cells)
         text = (f"{change:.0%}: median efficiency {med:.2f}, lowest where the oracle catches "
-                f">= 50%: {min(low):.2f}" if low else f"{change:.0%}: median efficiency {med:.2f}")
+                f">= 50%: {low:.2f}" if low is not None
+                else f"{change:.0%}: median efficiency {med:.2f}")
         if target is None:
             print("  " + text)
         else:
             verdict(text + f" (targets: median >= {target}, none below 0.5)",
-                    med >= target and (not low or min(low) >= 0.5))
-        same = [e for c in cells if (e := efficiency(c.found[change], c.oracle_pr[change]))
-                is not None]
-        low_same = [efficiency(c.found[change], c.oracle_pr[change]) for c in cells
-                    if c.oracle_pr[change] >= 0.5]
-        print(f"      against the oracle held to the same per-PR rate: median "
-              f"{np.median(same) if same else float('nan'):.2f}"
-              + (f", lowest where it catches >= 50%: {min(low_same):.2f}" if low_same else ""))
+                    med >= target and (low is None or low >= 0.5))
+        same, low_same = median_and_lowest((c.found[change], c.oracle_pr[change])
+                                           for c in cells)
+        print(f"      against the oracle held to the same per-PR rate: median {same:.2f}"
+              + (f", lowest where it catches >= 50%: {low_same:.2f}"
+                 if low_same is not None else ""))
 
 
 def summarise_confirmed(rows: dict, null_reps: int) -> None:
@@ -443,14 +447,12 @@ def summarise_confirmed(rows: dict, null_reps: int) -> None:
             f"PRs; worst cell {max(c.confirmed.false_pr for c in cells):.1%}; cells clearly "
             f"above 5%: {len(above)}", not above and pooled <= 0.05)
     for change in CHANGES:
-        effs = [e for c in cells if (e := efficiency(c.confirmed.found[change],
-                                                     c.oracle[change])) is not None]
-        low = [efficiency(c.confirmed.found[change], c.oracle[change]) for c in cells
-               if c.oracle[change] >= 0.5]
+        med, low = median_and_lowest((c.confirmed.found[change], c.oracle[change])
+                                     for c in cells)
         print(f"  {change:.0%}: found {np.mean([c.confirmed.found[change] for c in cells]):.0%} "
               f"(single shot {np.mean([c.found[change] for c in cells]):.0%}); efficiency "
-              f"against the single-shot oracle: median {np.median(effs):.2f}"
-              + (f", lowest where it catches >= 50%: {min(low):.2f}" if low else ""))
+              f"against the single-shot oracle: median {med:.2f}"
+              + (f", lowest where it catches >= 50%: {low:.2f}" if low is not None else ""))
     rounds = float(np.mean([c.confirmed.rounds for c in cells]))
     print(f"  A/B rounds a PR measured: {rounds:.1f} on average ({rounds * ROUND_S / 60:.1f} "
           f"min at {ROUND_S:g} s a round), cells {min(c.confirmed.rounds for c in cells):.1f}-"

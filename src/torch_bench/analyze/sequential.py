@@ -145,4 +145,3 @@ def conditional_power(z: float, fraction: float, final_z: float) -> float:
     if fraction <= 0:
         return 1.0
     return float(stats.norm.sf((final_z - z / math.sqrt(fraction)) / math.sqrt(1 - fraction)))
-
