@@ -274,8 +274,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     judging = target_policy(policy, len(wanted))
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
-    let_go: dict[str, int] = {}  # leaning benchmarks not worth more rounds, and after how many
-    seen_when_let_go: dict[str, Verdict] = {}
+    let_go: dict[str, tuple[int, Verdict]] = {}  # not worth more rounds: after how many, read
     base_rounds: list[Run] = []
     head_rounds: list[Run] = []
     started = clock()
@@ -308,8 +307,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
                 done[key] = last[key]
                 del pending[key]
             elif futile(wanted[key], last.get(key), index + 1, planned, judging):
-                let_go[key] = index + 1
-                seen_when_let_go[key] = last[key]
+                let_go[key] = (index + 1, last[key])
                 del pending[key]
         if watching:
             whole.look(base_rounds, head_rounds, look_policy(policy, index + 1, planned))
@@ -319,11 +317,13 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     summary = Confirmation(rounds, clock() - started, budget_s, len(wanted), len(done),
                            whole.said if whole else None, len(witnesses), len(let_go),
                            judging.alpha if wanted else None, judging.alpha < policy.alpha)
-    read = {**last, **seen_when_let_go}
-    verdicts = tuple(_after(v, done.get(v.benchmark_id), read.get(v.benchmark_id),
-                            let_go.get(v.benchmark_id) or rounds,
-                            let_go=v.benchmark_id in let_go)
-                     if v.benchmark_id in wanted else v for v in comparison.verdicts)
+
+    def after(v: Verdict) -> Verdict:
+        key = v.benchmark_id
+        read_after, latest = let_go.get(key, (rounds, last.get(key)))
+        return _after(v, done.get(key), read_after, latest, let_go=key in let_go)
+
+    verdicts = tuple(after(v) if v.benchmark_id in wanted else v for v in comparison.verdicts)
     return replace(comparison, verdicts=verdicts,
                    run_shift=whole.verdict(rounds) if whole else comparison.run_shift,
                    extra={**comparison.extra, "confirmation": summary})
@@ -390,8 +390,8 @@ def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> R
                    reason=f"{read}: the head's runs moved, not the code")
 
 
-def _after(first: Verdict, settled_as: Verdict | None, latest: Verdict | None,
-           rounds: int, let_go: bool = False) -> Verdict:
+def _after(first: Verdict, settled_as: Verdict | None, rounds: int,
+           latest: Verdict | None, let_go: bool = False) -> Verdict:
     alerted = first.kind in (Kind.REGRESSION, Kind.IMPROVEMENT)
     if settled_as is None:
         if not alerted:
@@ -413,15 +413,15 @@ def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,
     """An undecided or leaning verdict the rounds did not settle keeps its kind, with what
     the rounds read so far in its note (a leaning one let go: why)."""
     a = latest.assessment if latest is not None else None
-    if a is None or not 0 < a.relative_ratio < math.inf:
+    if a is None or not 0 < a.relative_ratio < math.inf \
+            or (a.detectable is None and not let_go):
         return first
-    if a.detectable is None and not let_go:
-        return first
-    why = "more rounds within the budget would hardly have called a change that size" \
-        if let_go else "not settled within the budget"
-    # a benchmark let go after a few strict early looks: their resolution (often tens of
-    # percent) says less than the futility itself, and reads as a contradiction beside it
-    could = f" (could have seen ±{a.detectable * 100:.1f}%)" \
-        if a.detectable is not None and not let_go else ""
-    read = f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}%{could}, {why}"
+    read = f"{rounds} A/B rounds read {(a.relative_ratio - 1) * 100:+.1f}%"
+    if let_go:
+        # after a few strict early looks their resolution (often tens of percent) says less
+        # than the futility itself, and reads as a contradiction beside it
+        read += ", more rounds within the budget would hardly have called a change that size"
+    else:
+        read += (f" (could have seen ±{a.detectable * 100:.1f}%), not settled within the "
+                 "budget")
     return replace(first, note=f"{first.note}; {read}" if first.note else read)
