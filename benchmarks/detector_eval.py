@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from torch_bench.analyze.confirm import DEFAULT_BUDGET_S, confirm
-from torch_bench.analyze.rule import RulePolicy
+from torch_bench.analyze.rule import Outcome, RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs
 from torch_bench.results.schema import measured, new_run
 from torch_bench.results.stats import Summary
@@ -224,7 +224,7 @@ class FleetRounds:
 
 def _flags(comparison) -> tuple[dict, bool]:
     flags = {int(v.name[1:]): v.kind for v in comparison.verdicts}
-    slower = comparison.run_shift is not None and comparison.run_shift.outcome.value == "worse"
+    slower = comparison.run_shift is not None and comparison.run_shift.outcome is Outcome.WORSE
     return flags, slower
 
 
@@ -528,7 +528,7 @@ def whole_suite(rng, reps: int, models=MODELS, runs_options=(1,)) -> None:
                 if change:
                     stats.append(stat)
                 if comparison.run_shift is not None:
-                    hits[change] += comparison.run_shift.outcome.value == "worse"
+                    hits[change] += comparison.run_shift.outcome is Outcome.WORSE
         oracle_hits = float(np.mean(np.array(stats) > threshold))
         ours = hits[0.10] / reps
         print(f"  {model.name:<18} run CV {run_cv:.0%} R {runs} H {history:>2}: ours "

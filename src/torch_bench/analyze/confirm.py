@@ -56,7 +56,13 @@ from statistics import NormalDist
 from torch_bench.analyze import sequential
 from torch_bench.analyze.rule import Outcome, RulePolicy
 from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
-from torch_bench.analyze.verdicts import Comparison, Kind, Verdict, compare_runs
+from torch_bench.analyze.verdicts import (
+    UNTRUSTED_NOTE,
+    Comparison,
+    Kind,
+    Verdict,
+    compare_runs,
+)
 from torch_bench.results.schema import Run
 
 TARGET_KINDS = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.INCONCLUSIVE)
@@ -64,7 +70,6 @@ MIN_ROUNDS = 2  # rounds judge their own noise from two on (one mean per side)
 MAX_ROUNDS = 20  # the most rounds a confirmation plans for
 DEFAULT_BUDGET_S = 600.0  # the CLI's default (the Action's `confirm-budget` says the same)
 MOST_ROUNDS = 100  # the largest plan a user may ask for (its looks' levels are computed)
-UNTRUSTED_NOTE = "pre-flight check failed"
 SHIFT_WITNESSES = 8  # timings that re-measure the whole run's shift (at least MIN_BENCHMARKS)
 ALERTS = (Outcome.WORSE, Outcome.BETTER)
 FUTILITY = 0.10  # a leaning benchmark whose rounds would call it less often than this: let go
