@@ -54,3 +54,14 @@ def test_the_speed_reference_can_be_left_out(cli, tmp_path):
     assert {r["extra"]["clock"] for r in run["results"] if r["metric"].endswith("_time")} \
         == {"cpu"}
     assert not any("reference_samples" in r["extra"] for r in run["results"])
+
+
+def test_a_case_spread_over_processes_keeps_the_speed_reference_of_every_sample(cli, tmp_path):
+    done = cli("run", *CASE, "--processes", "2", "--no-preflight", "--out", "two.json")
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "two.json").read_text())
+    timed = [r for r in run["results"] if r["metric"].endswith("_time")]
+    assert timed
+    for result in timed:
+        assert len(result["extra"]["process_sizes"]) == 2
+        assert len(result["extra"]["reference_samples"]) == len(result["samples"])

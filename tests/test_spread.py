@@ -3,6 +3,7 @@ calibrated once, and any process's failure is the case's status."""
 
 import pytest
 
+from torch_bench.analyze.speed_scaling import speed_ratios
 from torch_bench.config import build_run_config
 from torch_bench.measure.spread import join_processes, process_policies, shares
 from torch_bench.measure.timer import TimingPolicy
@@ -42,15 +43,19 @@ def test_joined_results_keep_every_sample_and_say_which_process_gave_it():
 
 
 def test_the_clock_and_interruptions_of_every_sample_are_joined_like_the_samples():
-    def part(samples, wall, switches):
+    def part(samples, wall, switches, reference):
         return [measured("s", "c", "forward_time", samples,
                          extra={"loops": 8, "clock": "cpu", "wall_samples": wall,
                                 "involuntary_switches": switches, "migrations": 1,
-                                "interrupted_share": 0.0, "cpu_wall_ratio": 1.0})]
+                                "interrupted_share": 0.0, "cpu_wall_ratio": 1.0,
+                                "reference": "sgemm", "reference_samples": reference})]
 
-    [joined] = join_processes([part([1.0, 1.1], [1.0, 5.0], [0, 2]),
-                               part([1.2], [1.2], [0]), part([1.0], [4.0], [1])])
+    [joined] = join_processes([part([1.0, 1.1], [1.0, 5.0], [0, 2], [0.5, 0.6]),
+                               part([1.2], [1.2], [0], [0.7]), part([1.0], [4.0], [1], [0.8])])
     assert joined.extra["wall_samples"] == [1.0, 5.0, 1.2, 4.0]
+    # The speed reference beside every sample, or the verdicts cannot divide it out.
+    assert joined.extra["reference_samples"] == [0.5, 0.6, 0.7, 0.8]
+    assert speed_ratios(joined) is not None
     assert joined.extra["involuntary_switches"] == [0, 2, 0, 1]
     assert joined.extra["interrupted_share"] == pytest.approx(0.5)
     assert joined.extra["migrations"] == 3 and joined.extra["clock"] == "cpu"

@@ -41,8 +41,10 @@ class Status(str, Enum):
 
 SUCCESS_STATUSES = frozenset({Status.OK.value, Status.PASS.value})
 # Fields of `extra` that hold one value per sample, in the samples' order (the timer's): the
-# other clock's samples and the involuntary context switches of each sample's block.
-PER_SAMPLE_EXTRA = ("wall_samples", "cuda_samples", "cpu_samples", "involuntary_switches")
+# other clock's samples, the involuntary context switches of each sample's block and the
+# speed reference's time after each sample.
+PER_SAMPLE_EXTRA = ("wall_samples", "cuda_samples", "cpu_samples", "involuntary_switches",
+                    "reference_samples")
 
 
 @dataclass(frozen=True, slots=True)
