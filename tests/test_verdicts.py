@@ -9,6 +9,7 @@ from torch_bench.analyze.rule import DEFAULT_POLICY, Outcome, RulePolicy
 from torch_bench.analyze.verdicts import Kind, compare_runs, confirm_regressions
 from torch_bench.report.actions import step_outputs, warning_annotations
 from torch_bench.report.markdown import ReportContext, format_report
+from torch_bench.results.schema import measured
 
 HISTORY = history(20, {"steady": 10, "slower": 10, "faster": 10, "noisy": 10, "tput": 100})
 
@@ -150,6 +151,43 @@ def test_a_change_of_calls_per_sample_is_an_environment_change():
     found = verdicts_by_name(compare_runs([base], [head], HISTORY))
     assert found["slower"].kind is Kind.NOT_COMPARABLE
     assert found["slower"].note == "calls per sample differ (base 4, head 8)"
+    assert found["steady"].kind is Kind.UNCHANGED
+
+
+def contended(name, median, seed):
+    """A CPU-clock result whose samples show contention: every fifth block was interrupted by
+    another process and took 1.5 times as long."""
+    plain = ok(name, median, seed=seed)
+    switches = [1 if i % 5 == 0 else 0 for i in range(len(plain.samples))]
+    slowed = [s * 1.5 if n else s for s, n in zip(plain.samples, switches, strict=True)]
+    return measured(plain.suite, name, plain.metric, slowed,
+                    extra={"clock": "cpu", "involuntary_switches": switches,
+                           "interrupted_share": 0.2})
+
+
+def test_a_head_run_whose_samples_show_contention_is_not_called_a_regression():
+    head = make_run([contended("slower", 11.5, seed=12), ok("steady", 10, seed=11)],
+                    sha="b" * 40)
+    found = verdicts_by_name(compare_runs([HISTORY[-1]], [head], HISTORY))
+    assert found["slower"].kind is Kind.INCONCLUSIVE
+    assert found["slower"].note.startswith("measured as regression, but the head's 20% of its "
+                                           "samples were interrupted by other processes")
+
+
+def test_ab_rounds_under_a_steady_neighbour_call_a_real_change_though_both_sides_show_it():
+    # Interleaved rounds have the same neighbours on both sides: contention in them is part of
+    # the rounds' spread, not a reason to doubt every call.
+    def rounds(side, factor, seed):
+        return [make_run([contended("slower", 10 * factor, seed=seed + i),
+                          contended("steady", 10, seed=seed + 50 + i)],
+                         sha=("a" if side == "base" else "b") * 40, run_id=f"{side}-{i}",
+                         created_at=f"2026-01-01T00:{i:02d}:00Z")
+                for i in range(5)]
+
+    found = verdicts_by_name(compare_runs(rounds("base", 1.0, 300), rounds("head", 1.1, 400),
+                                          side_by_side=True))
+    assert found["slower"].kind is Kind.REGRESSION
+    assert found["slower"].assessment.relative_ratio == pytest.approx(1.1, rel=0.02)
     assert found["steady"].kind is Kind.UNCHANGED
 
 

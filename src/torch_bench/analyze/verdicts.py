@@ -267,7 +267,8 @@ def compare_runs(
     moved = shift if shift is not None and not side_by_side \
         and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else None
     verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
-                         comparable, key in found.unseen_state, moved)
+                         comparable, key in found.unseen_state, moved,
+                         doubt_contention=not side_by_side)
                 for key in sorted(set(base_ids) | set(head_ids))]
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
@@ -321,7 +322,8 @@ def _status(results: Sequence[Result]) -> str | None:
 
 
 def _verdict(key: str, base: list[Result], head: list[Result], assessment: Assessment | None,
-             comparable: bool, unseen_state: bool, moved: RunShift | None) -> Verdict:
+             comparable: bool, unseen_state: bool, moved: RunShift | None, *,
+             doubt_contention: bool = True) -> Verdict:
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -346,9 +348,14 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
     kind = OUTCOME_KINDS[assessment.outcome]
     if kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
         # a burst on one side, or a machine state history never showed (see `speed_scaling`),
-        # is not a change of the code
+        # is not a change of the code. A/B rounds are exempt from the first: interleaved, both
+        # sides have the same neighbours, a burst in one round is part of the rounds' own
+        # spread, and contention only one side shows round after round is the code's doing
+        # (under a steady neighbour most rounds of both sides show some, and the doubt would
+        # never let a real change be called)
         side = "head" if kind is Kind.REGRESSION else "base"
-        busy = _contention(head if kind is Kind.REGRESSION else base)
+        busy = _contention(head if kind is Kind.REGRESSION else base) \
+            if doubt_contention else None
         doubt = f"the {side}'s {busy}" if busy else UNSEEN_STATE_NOTE if unseen_state else None
         if doubt:
             return make(Kind.INCONCLUSIVE, assessment=assessment,
