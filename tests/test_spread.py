@@ -56,6 +56,12 @@ def test_the_clock_and_interruptions_of_every_sample_are_joined_like_the_samples
     # The speed reference beside every sample, or the verdicts cannot divide it out.
     assert joined.extra["reference_samples"] == [0.5, 0.6, 0.7, 0.8]
     assert speed_ratios(joined) is not None
+    # A field one process lacks is left out rather than kept short of the samples.
+    lacking = part([1.3], [1.3], [0], [0.9])
+    del lacking[0].extra["reference_samples"]
+    [partial] = join_processes([part([1.0, 1.1], [1.0, 5.0], [0, 2], [0.5, 0.6]), lacking])
+    assert "reference_samples" not in partial.extra and speed_ratios(partial) is None
+    assert partial.extra["wall_samples"] == [1.0, 5.0, 1.3]
     assert joined.extra["involuntary_switches"] == [0, 2, 0, 1]
     assert joined.extra["interrupted_share"] == pytest.approx(0.5)
     assert joined.extra["migrations"] == 3 and joined.extra["clock"] == "cpu"

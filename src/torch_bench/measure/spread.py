@@ -54,8 +54,9 @@ def loops_of(results: Sequence[Result]) -> dict[str, int]:
 def join_processes(per_process: Sequence[Sequence[Result]]) -> list[Result]:
     """One result per benchmark: the processes' samples in order, `extra["process_sizes"]`
     telling how many came from each, the summary recomputed over all of them. Extra fields
-    are the first process's, except the per-sample ones (joined in the same order, and the
-    interrupted share recomputed from them) and the migrations (summed). For a memory
+    are the first process's, except the per-sample ones (joined in the same order when every
+    process has them, left out otherwise; the interrupted share recomputed from them) and
+    the migrations (summed). For a memory
     figure (one value per process) the summary's median is the typical process and its max
     the worst one."""
     if len(per_process) == 1:
@@ -70,7 +71,9 @@ def join_processes(per_process: Sequence[Sequence[Result]]) -> list[Result]:
 def _joined(parts: Sequence[Result]) -> Result:
     first = parts[0]
     samples = [value for part in parts for value in part.samples]
-    extra = {**first.extra, **_joined_extra([part.extra for part in parts]),
+    # a per-sample field some process lacks is left out: the others' would not line up
+    extra = {**{k: v for k, v in first.extra.items() if k not in PER_SAMPLE_EXTRA},
+             **_joined_extra([part.extra for part in parts]),
              "process_sizes": [len(part.samples) for part in parts]}
     return replace(first, samples=tuple(samples), summary=summarize(samples), extra=extra)
 
