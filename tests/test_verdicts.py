@@ -175,11 +175,12 @@ def test_a_head_run_whose_samples_show_contention_is_not_called_a_regression():
 
 
 def test_ab_rounds_under_a_steady_neighbour_call_a_real_change_though_both_sides_show_it():
-    # Interleaved rounds have the same neighbours on both sides: contention in them is part of
-    # the rounds' spread, not a reason to doubt every call.
-    def rounds(side, factor, seed):
-        return [make_run([contended("slower", 10 * factor, seed=seed + i),
-                          contended("steady", 10, seed=seed + 50 + i)],
+    # Interleaved rounds have the same neighbours on both sides: contention both show is part
+    # of the rounds' spread, not a reason to doubt every call; the slower side's alone is.
+    def rounds(side, factor, seed, busy=True):
+        timed = contended if busy else (lambda name, median, seed: ok(name, median, seed=seed))
+        return [make_run([timed("slower", 10 * factor, seed + i),
+                          timed("steady", 10, seed + 50 + i)],
                          sha=("a" if side == "base" else "b") * 40, run_id=f"{side}-{i}",
                          created_at=f"2026-01-01T00:{i:02d}:00Z")
                 for i in range(5)]
@@ -189,6 +190,10 @@ def test_ab_rounds_under_a_steady_neighbour_call_a_real_change_though_both_sides
     assert found["slower"].kind is Kind.REGRESSION
     assert found["slower"].assessment.relative_ratio == pytest.approx(1.1, rel=0.02)
     assert found["steady"].kind is Kind.UNCHANGED
+    lopsided = verdicts_by_name(compare_runs(rounds("base", 1.0, 300, busy=False),
+                                             rounds("head", 1.1, 400), side_by_side=True))
+    assert lopsided["slower"].kind is Kind.INCONCLUSIVE
+    assert lopsided["slower"].note.startswith("measured as regression, but the head's 20%")
 
 
 def test_a_clear_change_needs_no_within_run_test_of_the_processes():

@@ -266,9 +266,12 @@ def compare_runs(
     # A/B rounds share the machine's states: a run that moved there is the code's doing
     moved = shift if shift is not None and not side_by_side \
         and shift.outcome in (Outcome.WORSE, Outcome.BETTER) else None
+    # A/B rounds, interleaved, share their neighbours: under a steady one most rounds of both
+    # sides show contention, and doubting every call for it would never let a real change be
+    # called; only contention the slower side shows alone (a burst on its rounds) is doubted
     verdicts = [_verdict(key, base_ids.get(key, []), head_ids.get(key, []), judged.get(key),
                          comparable, key in found.unseen_state, moved,
-                         doubt_contention=not side_by_side)
+                         shared_neighbours=side_by_side)
                 for key in sorted(set(base_ids) | set(head_ids))]
     if untrusted_sides:
         verdicts = [distrusted(v) for v in verdicts]
@@ -323,7 +326,9 @@ def _status(results: Sequence[Result]) -> str | None:
 
 def _verdict(key: str, base: list[Result], head: list[Result], assessment: Assessment | None,
              comparable: bool, unseen_state: bool, moved: RunShift | None, *,
-             doubt_contention: bool = True) -> Verdict:
+             shared_neighbours: bool = False) -> Verdict:
+    """`shared_neighbours`: the sides were measured interleaved, so contention the faster side
+    shows too is the neighbours' on both, and does not make a change inconclusive."""
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -348,14 +353,10 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
     kind = OUTCOME_KINDS[assessment.outcome]
     if kind in (Kind.REGRESSION, Kind.IMPROVEMENT):
         # a burst on one side, or a machine state history never showed (see `speed_scaling`),
-        # is not a change of the code. A/B rounds are exempt from the first: interleaved, both
-        # sides have the same neighbours, a burst in one round is part of the rounds' own
-        # spread, and contention only one side shows round after round is the code's doing
-        # (under a steady neighbour most rounds of both sides show some, and the doubt would
-        # never let a real change be called)
+        # is not a change of the code
         side = "head" if kind is Kind.REGRESSION else "base"
-        busy = _contention(head if kind is Kind.REGRESSION else base) \
-            if doubt_contention else None
+        slower, faster = (head, base) if kind is Kind.REGRESSION else (base, head)
+        busy = _contention(slower) if not (shared_neighbours and _contention(faster)) else None
         doubt = f"the {side}'s {busy}" if busy else UNSEEN_STATE_NOTE if unseen_state else None
         if doubt:
             return make(Kind.INCONCLUSIVE, assessment=assessment,
