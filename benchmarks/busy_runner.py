@@ -2,7 +2,7 @@
 a CPU hog of our own, the run-to-run spread of per-run medians on the default clock and on
 the wall clock, a planted slowdown judged against the loaded history, and an A/B timed.
 
-    python benchmarks/busy_runner.py [--runs 10] [--hog N] [--max-time 0.5] [--processes 1]
+    python benchmarks/busy_runner.py [--runs 10] [--hog N] [--max-time 0.5] [--processes 3]
         [--rounds 5] [--slow-factor 1.1] [--confirm-budget 600] [--skip-ab]
         [--keep DIR [--reuse]]
 
@@ -24,9 +24,10 @@ Every run records both clocks, so one set of runs gives both spreads: `samples` 
 clock: CPU time here) and `extra["wall_samples"]`. The "idle" phase is only as idle as the
 machine is: the load average is printed beside it.
 
-Cost: 2K runs of the suite plus two head runs and, unless --skip-ab, an A/B of --rounds
-rounds (cases forked, one process each: about 25 s a run at a load average of 25 on 2
-cores); about 25 minutes there. Run it under `nice`.
+Cost: 2K runs of the suite plus two head runs, their confirmations (up to --confirm-budget
+each) and, unless --skip-ab, an A/B of --rounds rounds (cases forked: about 13 s a run idle
+and 16 s under the hog with 3 processes a case on 2 cores); about 16 minutes in all on an
+otherwise idle machine. Run it under `nice`.
 """
 
 from __future__ import annotations
@@ -326,7 +327,8 @@ def main() -> int:
     parser.add_argument("--hog", type=int, default=os.cpu_count() or 2,
                         help="spinning processes of the hog (default: one per core)")
     parser.add_argument("--max-time", type=float, default=0.5, help="seconds per benchmark")
-    parser.add_argument("--processes", type=int, default=1, help="worker processes per case")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="worker processes per case (default 3, as `torch-bench run`)")
     parser.add_argument("--rounds", type=int, default=5, help="A/B rounds")
     parser.add_argument("--slow-factor", type=float, default=1.1,
                         help="the planted slowdown (repetitions 10 -> 10 x factor)")
