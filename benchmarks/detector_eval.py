@@ -494,47 +494,83 @@ ORACLE_NULL_DRAWS = 2000  # the oracle's 1% threshold from 50 null draws would s
 
 def suite_draw(rng, model: Model, run_cv: float, history: int, change: float, runs: int = 1):
     """One PR of a 12-benchmark suite whose timings all changed by `change`, `runs` head
-    runs: (history samples, head samples, the oracle's statistic: the mean over the suite of
-    the head's mean ln(median) minus its history's mean)."""
+    runs: (the suite, history samples, head samples, the oracle's statistic: the mean over
+    the suite of the head's mean ln(median) minus its history's mean)."""
     suite = new_suite(rng, 12)
     off = model.offsets(rng, history + runs, 12, run_cv, suite.scales)
     past = draw_samples(rng, suite, off[:history], model, np.ones(12))
     now = draw_samples(rng, suite, off[history:], model, np.full(12, 1 + change))
     d = np.log(np.median(now, axis=2)).mean(axis=0) - np.log(np.median(past, axis=2)).mean(axis=0)
-    return past, now, float(d.mean())
+    return suite, past, now, float(d.mean())
 
 
-def whole_suite(rng, reps: int, models=MODELS, runs_options=(1,)) -> None:
+def _slower(comparison) -> bool:
+    return comparison.run_shift is not None and comparison.run_shift.outcome is Outcome.WORSE
+
+
+def whole_suite(rng, reps: int, models=MODELS, runs_options=(1,), confirm_rng=None) -> None:
     """A real 10% slowdown of every timing: reported by the run-shift test? The oracle's
     threshold is calibrated on `ORACLE_NULL_DRAWS` unchanged PRs (its statistic needs no
     `compare_runs`), at the 1% the shift test is held to; our own rate on unchanged PRs is
-    printed beside it."""
+    printed beside it. With `confirm_rng`, the same PRs after targeted confirmation as well
+    (rounds drawn from the fleet as in the fleet table): found, unchanged PRs called slower,
+    and the A/B rounds a PR measured."""
     print(f"\nWhole-suite 10% slowdown ({reps} PRs per cell, and as many unchanged; suite of 12, "
           f"the oracle calibrated on {ORACLE_NULL_DRAWS} unchanged PRs):")
     names = [f"b{j:04d}" for j in range(12)]
+    pooled = {"ours": [], "after": [], "oracle": [], "null": [], "null_after": []}
     for model, run_cv, runs, history in itertools.product(models, RUN_CVS, runs_options,
                                                           HISTORIES):
-        null_stats = [suite_draw(rng, model, run_cv, history, 0.0, runs)[2]
+        null_stats = [suite_draw(rng, model, run_cv, history, 0.0, runs)[3]
                       for _ in range(ORACLE_NULL_DRAWS)]
         threshold = float(np.quantile(null_stats, 0.99))
         hits = {0.0: 0, 0.10: 0}
+        after_hits = {0.0: 0, 0.10: 0}
+        rounds_spent = {0.0: 0, 0.10: 0}
         stats = []
         for change in (0.0, 0.10):
             for _ in range(reps):
-                past, now, stat = suite_draw(rng, model, run_cv, history, change, runs)
+                suite, past, now, stat = suite_draw(rng, model, run_cv, history, change, runs)
                 hist = documents(past, names, 0, "main")
                 comparison = compare_runs(hist[-1:], documents(now, names, history,
                                                                "pr"), hist)
                 if change:
                     stats.append(stat)
-                if comparison.run_shift is not None:
-                    hits[change] += comparison.run_shift.outcome is Outcome.WORSE
+                hits[change] += _slower(comparison)
+                if confirm_rng is not None:
+                    rounds = FleetRounds(confirm_rng, suite, model, run_cv,
+                                         np.full(12, 1 + change), names)
+                    after_hits[change] += _slower(confirm(comparison, rounds, BUDGET_S,
+                                                          POLICY, clock=rounds.clock))
+                    rounds_spent[change] += round(rounds.now / ROUND_S)
         oracle_hits = float(np.mean(np.array(stats) > threshold))
         ours = hits[0.10] / reps
+        pooled["ours"].append(ours)
+        pooled["oracle"].append(oracle_hits)
+        pooled["null"].append(hits[0.0] / reps)
         print(f"  {model.name:<18} run CV {run_cv:.0%} R {runs} H {history:>2}: ours "
               f"{ours:.0%} (unchanged PRs called slower: {hits[0.0] / reps:.0%}), oracle "
               f"{oracle_hits:.0%}, efficiency "
               f"{ours / oracle_hits if oracle_hits else float('nan'):.2f}", flush=True)
+        if confirm_rng is not None:
+            after = after_hits[0.10] / reps
+            pooled["after"].append(after)
+            pooled["null_after"].append(after_hits[0.0] / reps)
+            print(f"  {'':<18} after confirmation: {after:.0%} (unchanged PRs called slower: "
+                  f"{after_hits[0.0] / reps:.0%}), efficiency "
+                  f"{after / oracle_hits if oracle_hits else float('nan'):.2f}; A/B rounds a "
+                  f"PR: {rounds_spent[0.10] / reps:.1f} slowed, {rounds_spent[0.0] / reps:.1f} "
+                  "unchanged", flush=True)
+    for label, key, null in (("one head run", "ours", "null"),
+                             ("after targeted confirmation", "after", "null_after")):
+        if not pooled[key]:
+            continue
+        med, low = median_and_lowest(zip(pooled[key], pooled["oracle"], strict=True))
+        print(f"  {label}: efficiency median {med:.2f}"
+              + (f", lowest where the oracle catches >= 50%: {low:.2f}" if low is not None
+                 else "")
+              + f"; unchanged PRs called slower {np.mean(pooled[null]):.1%} pooled, worst cell "
+                f"{max(pooled[null]):.0%}")
 
 
 def verdict(text: str, met: bool) -> None:
@@ -558,7 +594,8 @@ def main() -> None:
                         help="noise models of the fleet and whole-suite tables, comma list "
                              f"of their kinds ({','.join(m.kind for m in MODELS)}; default all)")
     parser.add_argument("--confirm", action="store_true",
-                        help="also judge the fleet and per-PR tables' PRs after targeted "
+                        help="also judge the fleet, per-PR and whole-suite tables' PRs after "
+                             "targeted "
                              "confirmation "
                              f"(A/B rounds drawn from the fleet, {BUDGET_S:g} s budget)")
     args = parser.parse_args()
@@ -582,7 +619,8 @@ def main() -> None:
     if "suite" not in skip:
         whole_suite(rng, max(50, args.reps),
                     tuple(m for m in MODELS if not args.models or m.kind in args.models.split(",")),
-                    tuple(int(r) for r in args.suite_runs.split(",")))
+                    tuple(int(r) for r in args.suite_runs.split(",")),
+                    np.random.default_rng(args.seed + 3) if args.confirm else None)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -4,13 +4,21 @@ or out of budget."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from support.runs import history, make_run, ok, untrusted
 from test_ab import checkout
-from torch_bench.analyze.confirm import confirm, leaning, name_filter, shift_witnesses, targets
+from torch_bench.analyze.confirm import (
+    confirm,
+    leaning,
+    leaning_shift,
+    name_filter,
+    shift_witnesses,
+    targets,
+)
 from torch_bench.analyze.rule import Outcome, RulePolicy
 from torch_bench.analyze.shift import MIN_BENCHMARKS
 from torch_bench.analyze.verdicts import Kind, compare_runs
@@ -242,7 +250,6 @@ def test_the_last_looks_are_judged_near_the_plain_rate():
     rounds = Rounds({"b5": 1.08}, seconds_per_round=27.0, noise=0.08)
     unsettled = seen_all(confirm(first, rounds, budget_s=600, policy=RulePolicy(),
                                  clock=rounds.clock, max_rounds=8))
-    import re
 
     seen = re.search(r"could have seen ±([\d.]+)%", unsettled["b5"].note)
     assert seen and float(seen.group(1)) < 11.0
@@ -343,6 +350,62 @@ def test_rounds_whose_head_failed_its_pre_flight_check_do_not_clear_the_whole_ru
 def test_a_whole_run_within_history_is_not_re_measured():
     first = first_look({"b1": 1.10})
     assert first.run_shift.outcome not in (Outcome.WORSE, Outcome.BETTER)
+    assert shift_witnesses(first, targets(first)) == []
+
+
+HOST_STATES = (1.00, 1.07, 0.94, 1.05, 0.95)  # five runs of history on hosts of a noisy fleet
+
+
+def on_a_noisy_fleet(head_factor: float):
+    """A head run whose every timing is `head_factor` slower, against 5 runs of history
+    each moved as a whole by its host (`HOST_STATES`): the run-level shifts' spread is
+    learned from 4 degrees of freedom, and the whole run's test cannot call a 10% move."""
+    runs = [make_run([ok(n, m * state * (1 + 0.002 * ((i + j) % 3)), seed=500 + 10 * i + j)
+                      for j, (n, m) in enumerate(LEVELS.items())],
+                     sha=f"{i:040x}", created_at=f"2025-12-{1 + i:02d}T00:00:00Z",
+                     run_id=f"hist-{i}")
+            for i, state in enumerate(HOST_STATES)]
+    head = make_run([ok(n, m * head_factor, seed=600 + j)
+                     for j, (n, m) in enumerate(LEVELS.items())], sha="b" * 40, run_id="head")
+    return compare_runs(runs[-1:], [head], runs)
+
+
+def test_a_whole_suite_slowdown_one_run_could_not_call_is_found_by_the_rounds():
+    first = on_a_noisy_fleet(1.10)
+    shift = first.run_shift
+    assert shift.outcome is Outcome.UNSURE and not first.has_regression
+    assert leaning_shift(shift, RulePolicy().min_effect) and shift.detectable > 0.2
+    assert len(shift_witnesses(first, targets(first))) >= MIN_BENCHMARKS
+    rounds = Rounds(dict.fromkeys(EVERYTHING, 1.10))
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    shift = after.run_shift
+    assert shift.outcome is Outcome.WORSE and after.has_regression
+    assert shift.ratio == pytest.approx(1.10, abs=0.02) and shift.found_in_rounds >= 2
+    assert shift.reason.startswith(f"found by {shift.found_in_rounds} A/B rounds with the base")
+    assert re.search(r"; one head run read \+(9|10)\.\d%, within the run-level shifts seen in "
+                     "history$", shift.reason)
+    assert len(rounds.calls) == shift.found_in_rounds < 30
+    assert after.to_dict()["confirmation"]["whole_run"] == "found"
+    report = format_report(after)
+    assert report.splitlines()[0].count("whole run 10.") == 1
+    assert "**Run-level regression: the whole run is 10." in report
+
+
+def test_a_leaning_whole_run_the_rounds_read_nothing_in_is_let_go_unflagged():
+    first = on_a_noisy_fleet(1.10)  # a slower host on the head's run, the code unchanged
+    rounds = Rounds({})
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    assert after.run_shift.outcome is Outcome.UNSURE and not after.has_regression
+    assert after.run_shift.reason.endswith(
+        "more rounds within the budget would hardly have called a move that size")
+    assert after.run_shift.reason.startswith("within the run-level shifts seen in history; ")
+    assert after.to_dict()["confirmation"]["whole_run"] == "let go"
+    assert len(rounds.calls) < 30  # the 300 s budget holds 30 rounds of 10 s
+
+
+def test_a_whole_run_that_moved_less_than_the_minimum_effect_does_not_lean():
+    first = on_a_noisy_fleet(1.01)
+    assert not leaning_shift(first.run_shift, RulePolicy().min_effect)
     assert shift_witnesses(first, targets(first)) == []
 
 

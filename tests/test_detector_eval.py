@@ -72,10 +72,10 @@ def test_a_cell_is_clearly_above_the_per_pr_level_only_when_its_lower_bound_is()
 def test_a_whole_suite_draw_slows_every_timing_and_the_oracle_sees_it():
     script = load_script()
     rng = np.random.default_rng(8)
-    past, now, stat = script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.10)
-    assert past.shape[:2] == (10, 12) and now.shape[:2] == (1, 12)
+    suite, past, now, stat = script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.10)
+    assert past.shape[:2] == (10, 12) and now.shape[:2] == (1, 12) and suite.medians.size == 12
     assert abs(stat - math.log(1.10)) < 0.05
-    nulls = [script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.0)[2] for _ in range(200)]
+    nulls = [script.suite_draw(rng, script.MODELS[0], 0.02, 10, 0.0)[3] for _ in range(200)]
     assert abs(float(np.mean(nulls))) < 0.01 and float(np.quantile(nulls, 0.99)) < 0.08
 
 
@@ -89,8 +89,8 @@ def test_a_null_pr_whose_whole_run_is_called_slower_is_a_false_alarm_of_that_pr(
 
 def test_a_whole_suite_draw_can_have_several_head_runs():
     script = load_script()
-    past, now, stat = script.suite_draw(np.random.default_rng(9), script.MODELS[0], 0.02, 10,
-                                        0.10, runs=3)
+    _, past, now, stat = script.suite_draw(np.random.default_rng(9), script.MODELS[0], 0.02,
+                                           10, 0.10, runs=3)
     assert past.shape[:2] == (10, 12) and now.shape[:2] == (3, 12)
     assert abs(stat - math.log(1.10)) < 0.05
 

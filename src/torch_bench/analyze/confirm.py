@@ -31,13 +31,18 @@ settled) stays unchanged, with what the rounds read in its note.
 
 A whole run called slower or faster than history's run-level shifts allow is re-measured too:
 a head run that was a burst (a neighbour on the runner, a slower moment of the host) moves as
-a whole, and no single-run test tells that from a change of the code. Beside the targets the
-rounds then measure `SHIFT_WITNESSES` witnesses, the cheapest timings that are not targets
-(those moved away from their run; they top the witnesses up to `MIN_BENCHMARKS` in a small
-suite), the same every round until the shift is settled. The rounds' shift over the
-witnesses alone is judged side by side at the same looks' levels and settled as a benchmark
-is (called again, or cleared by rounds that could have seen half the first move). Confirmed,
-the whole run stays flagged; cleared, read the other way, or not settled within the budget,
+a whole, and no single-run test tells that from a change of the code. So is a whole run that
+leans (`leaning_shift`): within those shifts, yet moved at least the minimum effect and a
+third of what the test could have seen; with a few runs of history the run-level shifts'
+spread is known to a few degrees of freedom, and a real slowdown of the whole suite mostly
+reads that way. Beside the targets the rounds then measure `SHIFT_WITNESSES` witnesses, the
+cheapest timings that are not targets (those moved away from their run; they top the
+witnesses up to `MIN_BENCHMARKS` in a small suite), the same every round until the shift is
+settled. The rounds' shift over the witnesses alone is judged side by side at the same looks'
+levels and settled as a benchmark is: a flagged run when called again, or cleared by rounds
+that could have seen half the first move; a leaning one only when called (it is then
+flagged, found by the rounds), and let go as a leaning benchmark is. Confirmed or found, the
+whole run is flagged; cleared, read the other way, let go, or not settled within the budget,
 it is not (the report says which and why).
 
 Pure but for `measure_round`, the callable that measures one round (`analyze.ab.run_round`
@@ -105,15 +110,26 @@ def _change_size(assessment) -> float | None:
     return abs(math.log(assessment.relative_ratio))
 
 
+def leaning_shift(shift: RunShift | None, min_effect: float) -> bool:
+    """A whole run within history's run-level shifts that could hide a change of the whole
+    suite: it moved at least the minimum effect and at least a third of what the shift test
+    could have detected. With 5 runs of history at a run CV of 5% a real 10% slowdown of every
+    timing reads "+10%, within the run-level shifts seen in history" more often than not."""
+    if shift is None or shift.outcome in ALERTS or shift.detectable is None:
+        return False
+    return math.expm1(abs(shift.shift)) >= max(min_effect, shift.detectable / 3)
+
+
 def shift_witnesses(comparison: Comparison, chosen: Sequence[Verdict]) -> list[Verdict]:
-    """When the whole run was called slower or faster: the timings that re-measure its shift,
-    the cheapest (smallest head median) `SHIFT_WITNESSES` of those judged on both sides and
-    not among `chosen`: those moved away from their run, and a few of them among eight would
-    pull the shift along. Topped up with `chosen` timings, cheapest first, when fewer than
-    `MIN_BENCHMARKS` are left; none when the run did not alert or the suite has fewer
-    timings."""
+    """When the whole run was called slower or faster, or leans (`leaning_shift`): the
+    timings that re-measure its shift, the cheapest (smallest head median) `SHIFT_WITNESSES`
+    of those judged on both sides and not among `chosen`: those moved away from their run,
+    and a few of them among eight would pull the shift along. Topped up with `chosen`
+    timings, cheapest first, when fewer than `MIN_BENCHMARKS` are left; none when the run
+    neither alerted nor leans, or the suite has fewer timings."""
     shift = comparison.run_shift
-    if shift is None or shift.outcome not in ALERTS or comparison.untrusted_sides:
+    if shift is None or comparison.untrusted_sides or not (
+            shift.outcome in ALERTS or leaning_shift(shift, comparison.policy.min_effect)):
         return []
 
     def usable(v: Verdict) -> bool:
@@ -193,20 +209,24 @@ def futile(first: Verdict, now: Verdict | None, rounds: int, planned: int,
     reads about nothing and is let go then; a real change of the size that made it lean
     reads far above that and is kept; a real change below the minimum effect, which the
     rounds will never call, is let go too."""
-    if first.kind is not Kind.UNCHANGED or now is None or now.assessment is None \
-            or now.assessment.z is None or math.isnan(now.assessment.z) \
-            or rounds >= planned or rounds < max(MIN_ROUNDS + 1, FUTILITY_FROM * planned):
+    if first.kind is not Kind.UNCHANGED or now is None or now.assessment is None:
         return False
     a = now.assessment
-    size = _change_size(a)
-    if size is None:
+    return futile_reading(a.z, _change_size(a), a.min_effect, rounds, planned, policy)
+
+
+def futile_reading(z: float | None, size: float | None, min_effect: float, rounds: int,
+                   planned: int, policy: RulePolicy) -> bool:
+    """`futile` on what the rounds read so far: their statistic `z` and |ln ratio| `size`."""
+    if z is None or math.isnan(z) or size is None \
+            or rounds >= planned or rounds < max(MIN_ROUNDS + 1, FUTILITY_FROM * planned):
         return False
-    smallest = math.log1p(a.min_effect)
-    if math.isinf(a.z):  # a constant series: called as soon as it reaches the minimum effect
+    smallest = math.log1p(min_effect)
+    if math.isinf(z):  # a constant series: called as soon as it reaches the minimum effect
         return size < smallest
     fraction = rounds / planned
     final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
-    z = abs(a.z)
+    z = abs(z)
     if z > 0:  # the last look's scale is this look's times sqrt(fraction)
         final_z = max(final_z, smallest / (size / z * math.sqrt(fraction)))
     return sequential.conditional_power(z, fraction, final_z) < FUTILITY
@@ -232,7 +252,7 @@ class Confirmation:
     budget: float
     benchmarks: int
     settled: int
-    whole_run: str | None = None  # the whole run's shift: confirmed, cleared or not settled
+    whole_run: str | None = None  # its shift: confirmed, cleared, found, let go or not settled
     shift_timings: int = 0  # the timings its shift was re-measured on
     let_go: int = 0  # leaning benchmarks whose rounds were not worth going on (`futile`)
     rate: float | None = None  # each benchmark's false-alarm rate over the rounds
@@ -258,8 +278,12 @@ class Confirmation:
                          f"among {self.benchmarks})")
         if self.let_go:
             said += f", {self.let_go} let go (more rounds would hardly have called them)"
-        return said + (f"; the whole run's shift {self.whole_run}" if self.whole_run else "")
+        return said + (f"; the whole run's shift {self.whole_run}"
+                       + WHOLE_RUN_WHY.get(self.whole_run, "") if self.whole_run else "")
 
+
+WHOLE_RUN_WHY = {"found": " (one head run could not call it)",
+                 "let go": " (more rounds would hardly have called it)"}
 
 RoundMeasurer = Callable[[int, str], tuple[Run, Run]]  # (round index, filter) -> (base, head)
 
@@ -315,7 +339,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
                 let_go[key] = (index + 1, last[key])
                 del pending[key]
         if watching:
-            whole.look(base_rounds, head_rounds, look_policy(policy, index + 1, planned))
+            whole.look(base_rounds, head_rounds, policy, planned)
         if not pending and not (whole is not None and whole.pending):
             break
     rounds = len(head_rounds)
@@ -342,35 +366,55 @@ def _only(run: Run, keys: set[str]) -> Run:
 class _WholeRun:
     """The whole run's shift under re-measurement, judged on its witnesses alone: the same
     timings every round, so the rounds' shifts are comparable, and none that moved away from
-    the run."""
+    the run. A flagged shift is settled as a flagged benchmark is, a leaning one as a leaning
+    benchmark is (called, or let go when more rounds are not worth their time)."""
 
     first: RunShift
     witnesses: list[Verdict]
     now: RunShift | None = None
     settled_after: int = 0  # the rounds that settled it; 0 while pending
+    let_go: bool = False
 
     @property
     def pending(self) -> bool:
         return not self.settled_after
 
+    @property
+    def leaning(self) -> bool:
+        return self.first.outcome not in ALERTS
+
     def look(self, base_rounds: Sequence[Run], head_rounds: Sequence[Run],
-             policy: RulePolicy) -> None:
+             policy: RulePolicy, planned: int) -> None:
         keys = {v.benchmark_id for v in self.witnesses}
+        rounds = len(head_rounds)
         judged = compare_runs([_only(r, keys) for r in base_rounds],
-                              [_only(r, keys) for r in head_rounds], policy=policy,
+                              [_only(r, keys) for r in head_rounds],
+                              policy=look_policy(policy, rounds, planned),
                               side_by_side=True, ignore_environment=True,
                               whole_run_apart=True)
         self.now = None if judged.untrusted_sides else judged.run_shift
-        if shift_settled(self.first, self.now, policy.min_effect):
-            self.settled_after = len(head_rounds)
+        if not self.leaning:
+            if shift_settled(self.first, self.now, policy.min_effect):
+                self.settled_after = rounds
+        elif self.now is not None and self.now.outcome in ALERTS:
+            self.settled_after = rounds
+        elif self.now is not None and futile_reading(
+                self.now.z, abs(self.now.shift), policy.min_effect, rounds, planned, policy):
+            self.settled_after, self.let_go = rounds, True
 
     @property
     def said(self) -> str:
         if self.pending:
             return "not settled"
+        if self.leaning:
+            return "let go" if self.let_go else "found"
         return "confirmed" if self.now.outcome is self.first.outcome else "cleared"
 
     def verdict(self, rounds: int) -> RunShift:
+        if self.leaning:
+            return _leaning_shift_after(self.first, self.now, self.settled_after or rounds,
+                                        found=not self.pending and not self.let_go,
+                                        let_go=self.let_go)
         return _shift_after(self.first, None if self.pending else self.now,
                             self.settled_after or rounds)
 
@@ -393,6 +437,27 @@ def _shift_after(first: RunShift, settled_as: RunShift | None, rounds: int) -> R
         read += f" (no change beyond ±{settled_as.detectable * 100:.1f}%)"
     return replace(first, outcome=Outcome.UNSURE, confirmed=False,
                    reason=f"{read}: the head's runs moved, not the code")
+
+
+def _leaning_shift_after(first: RunShift, latest: RunShift | None, rounds: int, found: bool,
+                         let_go: bool) -> RunShift:
+    """A leaning whole run after `rounds`: flagged as the rounds called it (their reading
+    replaces the head run's, which history's shifts could not judge), or as it was, with what
+    the rounds read."""
+    head_read = (f"one head run read {(first.ratio - 1) * 100:+.1f}%, "
+                 f"{first.reason or 'within the run-level shifts seen in history'}")
+    if found:
+        return replace(latest, history_runs=first.history_runs, found_in_rounds=rounds,
+                       reason=f"found by {rounds} A/B rounds with the base; {head_read}")
+    if latest is None or not 0 < latest.ratio < math.inf:
+        return first
+    read = f"{rounds} A/B rounds with the base read {(latest.ratio - 1) * 100:+.1f}%"
+    if let_go:
+        read += ", more rounds within the budget would hardly have called a move that size"
+    else:
+        read += (f" (could have seen ±{latest.detectable * 100:.1f}%)"
+                 if latest.detectable is not None else "") + ", not settled within the budget"
+    return replace(first, reason=f"{first.reason}; {read}" if first.reason else read)
 
 
 def _after(first: Verdict, settled_as: Verdict | None, rounds: int,

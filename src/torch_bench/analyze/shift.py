@@ -107,6 +107,7 @@ class RunShift:
     reason: str | None = None
     detectable: float | None = None
     confirmed: bool | None = None  # None: not re-measured; else whether A/B rounds agreed
+    found_in_rounds: int = 0  # A/B rounds that called a move the head run alone could not
 
     @property
     def ratio(self) -> float:
@@ -116,7 +117,8 @@ class RunShift:
         return {"ratio": self.ratio, "benchmarks": self.benchmarks, "noise": self.spread,
                 "history_runs": self.history_runs, "z": self.z, "threshold": self.threshold,
                 "verdict": self.outcome.value, "note": self.reason,
-                "detectable": self.detectable, "confirmed": self.confirmed}
+                "detectable": self.detectable, "confirmed": self.confirmed,
+                "found_in_rounds": self.found_in_rounds}
 
 
 def judge_shift(reference: Sequence[float], head: Sequence[float], benchmarks: int,

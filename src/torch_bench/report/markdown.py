@@ -133,6 +133,9 @@ def shift_lines(comparison: Comparison) -> list[str]:
         return ["", f"Run-level shift: {said}; {shift.reason}, so it is not flagged. Each "
                     "timing is judged relative to it."]
     kind = "regression" if shift.outcome is Outcome.WORSE else "improvement"
+    if shift.found_in_rounds:
+        return ["", f"**Run-level {kind}: {said}**, {shift.reason}. Each timing is judged "
+                    "relative to it."]
     confirmed = f"; {shift.reason}" if shift.reason else ""
     return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
                 f"{shift.history_runs} runs (t {shift.z:.1f}){confirmed}. Each timing is "

@@ -166,6 +166,9 @@ def shift_line(comparison: Comparison) -> Text | None:
     if shift.outcome is Outcome.UNSURE:
         return Text(f"{said}; {terminal_text(shift.reason)}, so it is not flagged")
     worse = shift.outcome is Outcome.WORSE
+    if shift.found_in_rounds:
+        return Text(f"{said}, {terminal_text(shift.reason)}; each timing is judged relative "
+                    "to it", style="bold red" if worse else "green")
     confirmed = f"; {terminal_text(shift.reason)}" if shift.reason else ""
     return Text(f"{said}, beyond the shifts seen in {shift.history_runs} runs (t "
                 f"{shift.z:.1f}){confirmed}; each timing is judged relative to it",
