@@ -464,7 +464,8 @@ def summarise_confirmed(rows: dict, null_reps: int) -> None:
 
 def per_pr_table(rng, sizes, null_reps: int, confirm_rng=None) -> None:
     """Null PRs of growing suites; with `confirm_rng`, the same PRs after targeted
-    confirmation as well (the rounds drawn as in the fleet table)."""
+    confirmation as well (the rounds drawn as in the fleet table), and PRs whose first
+    benchmark is 10% slower, found from one head run and after confirmation."""
     print(f"\nPer-PR false alarms by suite size (null PRs: {null_reps} at 12 benchmarks, "
           "fewer in larger suites, at least 20; normal and bursts, run CV 5%, H 10, R 1):")
     for m in sizes:
@@ -487,6 +488,16 @@ def per_pr_table(rng, sizes, null_reps: int, confirm_rng=None) -> None:
                         f"{wilson_lower(after, reps):.1%}-{wilson_upper(after, reps):.1%}), "
                         f"{rounds:.1f} rounds and {measured:.0f} benchmark-rounds a PR",
                         wilson_lower(after, reps) <= 0.05)
+                slowed_reps = max(10, reps // 2)
+                slowed = [one_draw(rng, model, m, 0.05, 10, 1, 0.10, confirm_rng)
+                          for _ in range(slowed_reps)]
+                print(f"        one benchmark 10% slower, {slowed_reps} PRs: found "
+                      f"{np.mean([d.flags[0] is Kind.REGRESSION for d in slowed]):.0%} from "
+                      "one head run, "
+                      f"{np.mean([d.confirmed.flags[0] is Kind.REGRESSION for d in slowed]):.0%}"
+                      f" after confirmation, "
+                      f"{np.mean([d.confirmed.rounds for d in slowed]):.1f} rounds a PR",
+                      flush=True)
 
 
 ORACLE_NULL_DRAWS = 2000  # the oracle's 1% threshold from 50 null draws would sit near 2%

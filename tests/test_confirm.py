@@ -90,6 +90,34 @@ def test_a_fluke_regression_is_cleared_and_a_real_one_confirmed():
     assert 2 <= summary["rounds"] <= 20
 
 
+def test_a_fluke_the_budget_could_neither_call_nor_clear_is_let_go_early_as_inconclusive():
+    # rounds so noisy that the 20 the budget holds could not resolve half of b2's first +10%,
+    # and they read nothing: measuring on would only spend the budget
+    first = first_look({"b2": 1.10})
+    assert {v.name for v in first.of_kind(Kind.REGRESSION)} == {"b2"}
+    rounds = Rounds({}, noise=0.08)
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock,
+                    max_rounds=20)
+    b2 = {v.name: v for v in after.verdicts}["b2"]
+    assert b2.kind is Kind.INCONCLUSIVE and b2.confirmed is False
+    assert re.fullmatch(r"regression on one run; \d+ A/B rounds read [+-]\d+\.\d%, more rounds "
+                        r"within the budget could neither call nor clear it", b2.note)
+    assert 5 <= len(rounds.calls) < 20
+    summary = after.to_dict()["confirmation"]
+    assert summary["let_go"] == 1 and summary["settled"] == 0
+    assert "1 let go (more rounds would hardly have settled them)" in format_report(after)
+
+
+def test_a_real_regression_in_noisy_rounds_is_measured_on_not_let_go():
+    first = first_look({"b2": 1.10})
+    rounds = Rounds({"b2": 1.10}, noise=0.08)
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock,
+                    max_rounds=20)
+    b2 = {v.name: v for v in after.verdicts}["b2"]
+    assert b2.kind is Kind.REGRESSION and b2.confirmed is True
+    assert after.to_dict()["confirmation"]["let_go"] == 0
+
+
 def test_rounds_stop_at_the_budget_and_an_unsettled_regression_is_inconclusive():
     first = first_look({"b3": 1.10})
     rounds = Rounds({"b3": 1.02}, seconds_per_round=100.0)  # too little to settle in time

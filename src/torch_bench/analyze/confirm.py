@@ -21,13 +21,16 @@ max(minimum effect, |first change| / 2)) and saw none. A leaning benchmark is se
 when called (rounds that could merely have seen its first change may still read most of it),
 and let go when more rounds are not worth their time (`futile`, from a quarter of the
 planned rounds on): should the change be what the rounds read so far, the rounds the budget
-holds would call it less than `FUTILITY` of the time. Rounds stop when every benchmark is
+holds would call it less than `FUTILITY` of the time. A flagged or inconclusive one is let
+go the same way only when the rounds the budget holds could not clear it either
+(`out_of_reach`): with many targets, each judged at a small share of the per-PR level, they
+seldom can, and measuring on only spent the budget. Rounds stop when every benchmark is
 settled or let go, after the rounds the budget holds, or when the next round would pass the
 budget.
 
 What is settled replaces the first verdict (`confirmed` says whether it agreed); a flagged
-benchmark the rounds did not settle becomes inconclusive, a leaning one (let go or not
-settled) stays unchanged, with what the rounds read in its note.
+benchmark the rounds did not settle (or let go) becomes inconclusive, a leaning one (let go
+or not settled) stays unchanged, with what the rounds read in its note.
 
 A whole run called slower or faster than history's run-level shifts allow is re-measured too:
 a head run that was a burst (a neighbour on the runner, a slower moment of the host) moves as
@@ -59,7 +62,7 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from torch_bench.analyze import sequential
-from torch_bench.analyze.rule import Outcome, RulePolicy
+from torch_bench.analyze.rule import Assessment, Outcome, RulePolicy
 from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
 from torch_bench.analyze.verdicts import (
     UNTRUSTED_NOTE,
@@ -193,26 +196,48 @@ def settled(first: Verdict, now: Verdict | None) -> bool:
     if first.kind is Kind.UNCHANGED or now.kind is not Kind.UNCHANGED \
             or now.assessment.detectable is None or first.assessment is None:
         return False
-    # clearing an alert needs rounds that could have seen half the change
+    return now.assessment.detectable <= clearing_resolution(first)
+
+
+def clearing_resolution(first: Verdict) -> float:
+    """The resolution rounds need to clear a flagged or undecided verdict: half the change
+    first measured, and at least the minimum effect."""
     first_change = _change_size(first.assessment) or 0.0
-    wanted = max(first.assessment.min_effect, math.expm1(first_change / 2))
-    return now.assessment.detectable <= wanted
+    return max(first.assessment.min_effect, math.expm1(first_change / 2))
 
 
 def futile(first: Verdict, now: Verdict | None, rounds: int, planned: int,
            policy: RulePolicy) -> bool:
-    """A leaning "unchanged" not worth more rounds: were its change what the rounds read so
-    far, the rounds the budget holds would call it (either way: at the last look's level and
-    at least the minimum effect) less than `FUTILITY` of the time
-    (`sequential.conditional_power`). Asked only from `FUTILITY_FROM` of the planned rounds
-    on: the first rounds' t, read as a z, knows its noise too poorly. An unchanged benchmark
-    reads about nothing and is let go then; a real change of the size that made it lean
-    reads far above that and is kept; a real change below the minimum effect, which the
-    rounds will never call, is let go too."""
-    if first.kind is not Kind.UNCHANGED or now is None or now.assessment is None:
+    """A target not worth more rounds: were its change what the rounds read so far, the
+    rounds the budget holds would call it (either way: at the last look's level and at least
+    the minimum effect) less than `FUTILITY` of the time (`sequential.conditional_power`),
+    and, for a flagged or undecided one, could not clear it either (`out_of_reach`). Asked
+    only from `FUTILITY_FROM` of the planned rounds on: the first rounds' t, read as a z,
+    knows its noise too poorly. An unchanged benchmark reads about nothing and is let go
+    then; a real change of the size that made it a target reads far above that and is kept;
+    a real change below the minimum effect, which the rounds will never call, is let go too.
+    A flagged or undecided target the rounds can clear is measured until they do."""
+    if now is None or now.assessment is None:
         return False
     a = now.assessment
-    return futile_reading(a.z, _change_size(a), a.min_effect, rounds, planned, policy)
+    if not futile_reading(a.z, _change_size(a), a.min_effect, rounds, planned, policy):
+        return False
+    return first.kind is Kind.UNCHANGED or out_of_reach(first, a, rounds, planned, policy)
+
+
+def out_of_reach(first: Verdict, now: Assessment, rounds: int, planned: int,
+                 policy: RulePolicy) -> bool:
+    """Clearing a flagged or undecided target is out of the budget's reach: with the noise the
+    rounds show so far, the rounds the budget holds would still not resolve half its first
+    change (`clearing_resolution`). Judged with many targets, each at a small share of the
+    per-PR level, the last look's resolution is often several times the first change."""
+    if first.assessment is None or now.detectable is None or now.threshold is None \
+            or not 0 < now.threshold < math.inf:
+        return False
+    scale = math.log1p(now.detectable) / now.threshold  # the scale now, or less
+    final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
+    final = math.expm1(final_z * scale * math.sqrt(rounds / planned))
+    return final > clearing_resolution(first)
 
 
 def futile_reading(z: float | None, size: float | None, min_effect: float, rounds: int,
@@ -254,7 +279,7 @@ class Confirmation:
     settled: int
     whole_run: str | None = None  # its shift: confirmed, cleared, found, let go or not settled
     shift_timings: int = 0  # the timings its shift was re-measured on
-    let_go: int = 0  # leaning benchmarks whose rounds were not worth going on (`futile`)
+    let_go: int = 0  # targets whose rounds were not worth going on (`futile`)
     rate: float | None = None  # each benchmark's false-alarm rate over the rounds
     split: bool = False  # that rate is the per-PR level's share split among many targets
 
@@ -277,11 +302,12 @@ class Confirmation:
                 said += (f" (each judged at {self.rate * 100:.2g}%: the per-PR level split "
                          f"among {self.benchmarks})")
         if self.let_go:
-            said += f", {self.let_go} let go (more rounds would hardly have called them)"
+            said += f", {self.let_go} let go (more rounds would hardly have settled them)"
         return said + (f"; the whole run's shift {self.whole_run}"
                        + WHOLE_RUN_WHY.get(self.whole_run, "") if self.whole_run else "")
 
 
+SETTLED_HARDLY = "more rounds within the budget could neither call nor clear it"
 WHOLE_RUN_WHY = {"found": " (one head run could not call it)",
                  "let go": " (more rounds would hardly have called it)"}
 
@@ -466,6 +492,11 @@ def _after(first: Verdict, settled_as: Verdict | None, rounds: int,
     if settled_as is None:
         if not alerted:
             return _unsettled_reading(first, latest, rounds, let_go)
+        if let_go and latest is not None and latest.assessment is not None:
+            read = (latest.assessment.relative_ratio - 1) * 100
+            return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
+                           note=f"{first.kind.value} on one run; {rounds} A/B rounds read "
+                                f"{read:+.1f}%, {SETTLED_HARDLY}")
         return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                        note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
                             "settle it within the budget")
@@ -490,7 +521,8 @@ def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,
     if let_go:
         # after a few strict early looks their resolution (often tens of percent) says less
         # than the futility itself, and reads as a contradiction beside it
-        read += ", more rounds within the budget would hardly have called a change that size"
+        read += ", more rounds within the budget would hardly have called a change that size" \
+            if first.kind is Kind.UNCHANGED else f", {SETTLED_HARDLY}"
     else:
         read += (f" (could have seen ±{a.detectable * 100:.1f}%), not settled within the "
                  "budget")
