@@ -140,6 +140,8 @@ def whole_run_table(options) -> None:
                 said.append(after.extra["confirmation"].whole_run)
                 found += [v.kind is Kind.REGRESSION for v in after.verdicts
                           if v.name in REALLY_SLOWER]
+            # the first look flagged every run here, so "found" and "let go" (leaning runs) never
+            # come up
             share = {k: said.count(k) / len(said) for k in ("confirmed", "cleared", "not settled")}
             print(f"{noise:6.0%} {truth:6.2f} {share['confirmed']:10.1%} {share['cleared']:8.1%} "
                   f"{share['not settled']:10.1%} {np.mean(rounds):7.1f}"

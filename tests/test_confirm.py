@@ -108,6 +108,20 @@ def test_a_fluke_the_budget_could_neither_call_nor_clear_is_let_go_early_as_inco
     assert "1 let go (more rounds would hardly have settled them)" in format_report(after)
 
 
+def test_a_fluke_the_budget_can_still_clear_is_measured_on_until_cleared():
+    # the rounds read nothing from the first quarter on (calling it is futile), yet the rounds
+    # the budget holds can resolve half its first +10%: it is measured until cleared
+    first = first_look({"b2": 1.10})
+    rounds = Rounds({}, noise=0.04)
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock,
+                    max_rounds=20)
+    b2 = {v.name: v for v in after.verdicts}["b2"]
+    assert b2.kind is Kind.UNCHANGED and b2.confirmed is False
+    assert "no change beyond" in b2.note
+    assert 5 < len(rounds.calls) < 20  # past the first quarter, where futility is first asked
+    assert after.to_dict()["confirmation"]["let_go"] == 0
+
+
 def test_a_real_regression_in_noisy_rounds_is_measured_on_not_let_go():
     first = first_look({"b2": 1.10})
     rounds = Rounds({"b2": 1.10}, noise=0.08)
@@ -431,10 +445,43 @@ def test_a_leaning_whole_run_the_rounds_read_nothing_in_is_let_go_unflagged():
     assert len(rounds.calls) < 30  # the 300 s budget holds 30 rounds of 10 s
 
 
-def test_a_whole_run_that_moved_less_than_the_minimum_effect_does_not_lean():
+def test_a_whole_run_that_moved_little_or_well_within_its_resolution_does_not_lean():
     first = on_a_noisy_fleet(1.01)
-    assert not leaning_shift(first.run_shift, RulePolicy().min_effect)
+    shift = first.run_shift
+    assert abs(shift.ratio - 1) < RulePolicy().min_effect and shift.detectable is not None
+    assert not leaning_shift(shift, RulePolicy().min_effect)
     assert shift_witnesses(first, targets(first)) == []
+    # above the minimum effect, but under a third of what the test could have seen
+    first = on_a_noisy_fleet(1.05)
+    shift = first.run_shift
+    assert RulePolicy().min_effect < shift.ratio - 1 < shift.detectable / 3
+    assert not leaning_shift(shift, RulePolicy().min_effect)
+    assert shift_witnesses(first, targets(first)) == []
+
+
+def test_a_leaning_whole_run_the_rounds_find_faster_is_an_improvement_not_a_failure():
+    first = on_a_noisy_fleet(1.10)  # a slower host on the head's run; the code is faster
+    rounds = Rounds(dict.fromkeys(EVERYTHING, 0.90))
+    after = confirm(first, rounds, budget_s=300, policy=RulePolicy(), clock=rounds.clock)
+    assert after.run_shift.outcome is Outcome.BETTER and not after.has_regression
+    assert after.run_shift.found_in_rounds >= 2
+    headline = format_report(after).splitlines()[0]
+    assert re.search(r"whole run \d+\.\d% faster", headline) and "regression" not in headline
+
+
+def test_a_whole_run_s_rounds_are_judged_at_its_share_of_a_small_per_pr_level():
+    # per-PR level 1% with a 1% false-alarm rate: the whole run's share is 0.5%, and rounds
+    # that re-measure a leaning run (a fresh test) must not spend more than that
+    found = {}
+    for level in (0.05, 0.01):
+        policy = RulePolicy(fdr=level)
+        first = on_a_noisy_fleet(1.10)
+        rounds = Rounds(dict.fromkeys(EVERYTHING, 1.10))
+        after = confirm(first, rounds, budget_s=300, policy=policy, clock=rounds.clock)
+        found[level] = after.run_shift
+        assert after.run_shift.outcome is Outcome.WORSE
+    assert found[0.05].found_in_rounds == found[0.01].found_in_rounds
+    assert found[0.01].threshold > found[0.05].threshold
 
 
 @pytest.mark.slow

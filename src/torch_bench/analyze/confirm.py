@@ -234,7 +234,8 @@ def out_of_reach(first: Verdict, now: Assessment, rounds: int, planned: int,
     if first.assessment is None or now.detectable is None or now.threshold is None \
             or not 0 < now.threshold < math.inf:
         return False
-    scale = math.log1p(now.detectable) / now.threshold  # the scale now, or less
+    # the scale now, or more: the resolution is never below the minimum effect
+    scale = math.log1p(now.detectable) / now.threshold
     final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
     final = math.expm1(final_z * scale * math.sqrt(rounds / planned))
     return final > clearing_resolution(first)
@@ -327,6 +328,7 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
         return comparison
     planned = max_rounds
     judging = target_policy(policy, len(wanted))
+    whole_run_policy = replace(policy, alpha=policy.whole_run_level)
     pending = dict(wanted)
     done: dict[str, Verdict] = {}
     let_go: dict[str, tuple[int, Verdict]] = {}  # not worth more rounds: after how many, read
@@ -364,8 +366,8 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
             elif futile(wanted[key], last.get(key), index + 1, planned, judging):
                 let_go[key] = (index + 1, last[key])
                 del pending[key]
-        if watching:
-            whole.look(base_rounds, head_rounds, policy, planned)
+        if watching:  # a fresh test of a leaning run: its share of the per-PR level
+            whole.look(base_rounds, head_rounds, whole_run_policy, planned)
         if not pending and not (whole is not None and whole.pending):
             break
     rounds = len(head_rounds)

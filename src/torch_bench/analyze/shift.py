@@ -106,8 +106,10 @@ class RunShift:
     outcome: Outcome
     reason: str | None = None
     detectable: float | None = None
-    confirmed: bool | None = None  # None: not re-measured; else whether A/B rounds agreed
-    found_in_rounds: int = 0  # A/B rounds that called a move the head run alone could not
+    confirmed: bool | None = None  # whether A/B rounds agreed with a flagged run; else None
+    # A/B rounds that called a move the head run alone could not; the fields above are then
+    # the rounds' reading (over their witness timings), but for history_runs
+    found_in_rounds: int = 0
 
     @property
     def ratio(self) -> float:

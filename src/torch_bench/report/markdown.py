@@ -134,8 +134,8 @@ def shift_lines(comparison: Comparison) -> list[str]:
                     "timing is judged relative to it."]
     kind = "regression" if shift.outcome is Outcome.WORSE else "improvement"
     if shift.found_in_rounds:
-        return ["", f"**Run-level {kind}: {said}**, {shift.reason}. Each timing is judged "
-                    "relative to it."]
+        return ["", f"**Run-level {kind}: {said}**, {shift.reason}. Each timing was judged "
+                    "relative to the head run's own shift."]
     confirmed = f"; {shift.reason}" if shift.reason else ""
     return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
                 f"{shift.history_runs} runs (t {shift.z:.1f}){confirmed}. Each timing is "

@@ -167,8 +167,8 @@ def shift_line(comparison: Comparison) -> Text | None:
         return Text(f"{said}; {terminal_text(shift.reason)}, so it is not flagged")
     worse = shift.outcome is Outcome.WORSE
     if shift.found_in_rounds:
-        return Text(f"{said}, {terminal_text(shift.reason)}; each timing is judged relative "
-                    "to it", style="bold red" if worse else "green")
+        return Text(f"{said}, {terminal_text(shift.reason)}; each timing was judged relative "
+                    "to the head run's own shift", style="bold red" if worse else "green")
     confirmed = f"; {terminal_text(shift.reason)}" if shift.reason else ""
     return Text(f"{said}, beyond the shifts seen in {shift.history_runs} runs (t "
                 f"{shift.z:.1f}){confirmed}; each timing is judged relative to it",
