@@ -236,9 +236,13 @@ def out_of_reach(first: Verdict, now: Assessment, rounds: int, planned: int,
         return False
     # the scale now, or more: the resolution is never below the minimum effect
     scale = math.log1p(now.detectable) / now.threshold
-    final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
-    final = math.expm1(final_z * scale * math.sqrt(rounds / planned))
+    final = math.expm1(last_look_z(policy, planned) * scale * math.sqrt(rounds / planned))
     return final > clearing_resolution(first)
+
+
+def last_look_z(policy: RulePolicy, planned: int) -> float:
+    """The normal z of the last planned look's level (`look_policy`)."""
+    return NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
 
 
 def futile_reading(z: float | None, size: float | None, min_effect: float, rounds: int,
@@ -251,7 +255,7 @@ def futile_reading(z: float | None, size: float | None, min_effect: float, round
     if math.isinf(z):  # a constant series: called as soon as it reaches the minimum effect
         return size < smallest
     fraction = rounds / planned
-    final_z = NormalDist().inv_cdf(1 - look_policy(policy, planned, planned).alpha)
+    final_z = last_look_z(policy, planned)
     z = abs(z)
     if z > 0:  # the last look's scale is this look's times sqrt(fraction)
         final_z = max(final_z, smallest / (size / z * math.sqrt(fraction)))
