@@ -279,10 +279,20 @@ def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
     return Draw(flags, stats, variances, slower, after)
 
 
+def run_ln_medians(samples: np.ndarray) -> np.ndarray:
+    """(runs, m): each run's ln(median) of each benchmark's samples."""
+    return np.log(np.median(samples, axis=2))
+
+
 def oracle_statistics(past: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """The oracle's statistic of every benchmark from the history's and the head's samples."""
+    return statistics_of_ln_medians(run_ln_medians(past), run_ln_medians(now))
+
+
+def statistics_of_ln_medians(past: np.ndarray, now: np.ndarray) -> np.ndarray:
     """The oracle's statistic of every benchmark: the head's mean ln(median) minus its
     history's, minus the same for the mean of the other benchmarks (the shared offset)."""
-    d = np.log(np.median(now, axis=2)).mean(axis=0) - np.log(np.median(past, axis=2)).mean(axis=0)
+    d = now.mean(axis=0) - past.mean(axis=0)
     return d - (d.sum() - d) / (d.size - 1)
 
 
@@ -426,23 +436,39 @@ def oracle_scores(stats: np.ndarray, variances: np.ndarray, delta: float) -> np.
     return (stats - delta / 2) * delta / variances
 
 
-def oracle_draws(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
-                 count: int, change: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(count, m) each: the oracle's statistics and their null variances in `count` PRs of a
-    cell whose benchmark 0 changed by `change` (none by default: unchanged PRs). Drawn as
-    `one_draw` draws a PR (its head runs' change applied as `draw_samples`' factors apply it),
-    without `compare_runs`; the variances of all the suites in one call."""
-    stats = np.empty((count, m))
+class SimulatedPRs(NamedTuple):
+    """PRs of a cell as the oracle sees them, (count, ...) each."""
+
+    ln_medians: np.ndarray  # (count, history + runs, m): each run's ln(median), oldest first
+    stats: np.ndarray  # (count, m): the oracle's statistics
+    variances: np.ndarray  # (count, m): their null variances (`oracle_variances`)
+
+
+def simulated_prs(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
+                  count: int, change: float = 0.0) -> SimulatedPRs:
+    """`count` PRs of a cell whose benchmark 0 changed by `change` (none by default: unchanged
+    PRs). Drawn as `one_draw` draws a PR (its head runs' change applied as `draw_samples`'
+    factors apply it), without `compare_runs`; the variances of all the suites in one call."""
+    logs = np.empty((count, history + runs, m))
     scales, iter_cvs = np.empty((count, m)), np.empty((count, m))
     for i in range(count):
         suite = new_suite(rng, m)
         offsets = model.offsets(rng, history + runs, m, run_cv, suite.scales)
         samples = draw_samples(rng, suite, offsets, model, np.ones(m))
         samples[history:, 0] *= 1.0 + change
-        stats[i] = oracle_statistics(samples[:history], samples[history:])
+        logs[i] = run_ln_medians(samples)
         scales[i], iter_cvs[i] = suite.scales, suite.iter_cvs
-    return stats, oracle_variances(Suite(np.empty(0), scales, iter_cvs), model, run_cv, history,
-                                   runs)
+    stats = np.stack([statistics_of_ln_medians(pr[:history], pr[history:]) for pr in logs])
+    return SimulatedPRs(logs, stats, oracle_variances(Suite(np.empty(0), scales, iter_cvs),
+                                                      model, run_cv, history, runs))
+
+
+def oracle_draws(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
+                 count: int, change: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(count, m) each: the oracle's statistics and their null variances in `count` PRs of a
+    cell (`simulated_prs`)."""
+    prs = simulated_prs(rng, model, m, run_cv, history, runs, count, change)
+    return prs.stats, prs.variances
 
 
 def oracle_threshold(null_scores: np.ndarray, rate: float) -> float:

@@ -28,7 +28,6 @@ Run:  nice .venv/bin/python benchmarks/learning_ceiling.py [--null 2000] [--chan
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import statistics
 import sys
@@ -40,41 +39,19 @@ import numpy as np
 from torch_bench.analyze.moderation import fit_prior
 from torch_bench.analyze.student_t import t_sf
 
+sys.path.append(str(Path(__file__).resolve().parent))
+import detector_eval as DE  # noqa: E402  the fleets, the statistic and the oracle
+
 RATE = 0.01  # false alarms per benchmark the tests are calibrated to
 PER_PR = 0.05  # unchanged PRs naming a false regression, the last test's guarantee
 M, HEAD_RUNS = 12, 1
 TESTS = ("oracle", "learned", "moderated", "per PR")
 
 
-def _detector_eval():
-    """The fleets, the statistic and the oracle of `detector_eval.py`, beside this script."""
-    path = Path(__file__).with_name("detector_eval.py")
-    spec = importlib.util.spec_from_file_location("detector_eval", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return sys.modules[spec.name]
-
-
-DE = _detector_eval()
-
-
-def draw_prs(rng, model, run_cv: float, history: int, count: int):
-    """`count` unchanged PRs of a cell: each run's ln(median) (count, runs, m), the oracle's
-    statistics and their known variances (count, m)."""
-    logs = np.empty((count, history + HEAD_RUNS, M))
-    stats = np.empty((count, M))
-    scales, iter_cvs = np.empty((count, M)), np.empty((count, M))
-    for i in range(count):
-        suite = DE.new_suite(rng, M)
-        offsets = model.offsets(rng, history + HEAD_RUNS, M, run_cv, suite.scales)
-        samples = DE.draw_samples(rng, suite, offsets, model, np.ones(M))
-        logs[i] = np.log(np.median(samples, axis=2))
-        stats[i] = DE.oracle_statistics(samples[:history], samples[history:])
-        scales[i], iter_cvs[i] = suite.scales, suite.iter_cvs
-    known = DE.oracle_variances(DE.Suite(np.empty(0), scales, iter_cvs), model, run_cv,
-                                history, HEAD_RUNS)
-    return logs, stats, known
+def draw_prs(rng, model, run_cv: float, history: int, count: int) -> DE.SimulatedPRs:
+    """`count` unchanged PRs of a cell: each run's ln(median), the oracle's statistics and
+    their known variances."""
+    return DE.simulated_prs(rng, model, M, run_cv, history, HEAD_RUNS, count)
 
 
 def learned_variances(logs: np.ndarray, history: int):
@@ -98,8 +75,9 @@ def _t_surprise(t: np.ndarray, df: np.ndarray) -> np.ndarray:
     return np.reshape(flat, np.shape(t))
 
 
-def _detection(null: np.ndarray, changed: np.ndarray, rate: float = RATE) -> float:
-    return float(np.mean(changed > np.quantile(null, 1.0 - rate)))
+def _detection(null: np.ndarray, changed: np.ndarray) -> float:
+    """The share of `changed` beyond what unchanged benchmarks' `null` pass at `RATE`."""
+    return float(np.mean(changed > DE.oracle_threshold(null, RATE)))
 
 
 def cell(model, run_cv: float, history: int, null_count: int, changed_count: int, seed: int):
@@ -123,7 +101,8 @@ def cell(model, run_cv: float, history: int, null_count: int, changed_count: int
                                  DE.oracle_scores(x, known[:, 0], delta)),
             "learned": _detection(null_learned, x / np.sqrt(own[:, 0])),
             "moderated": _detection(null_moderated, surprise),
-            "per PR": _detection(null_moderated.max(axis=1), surprise, PER_PR),
+            "per PR": float(np.mean(surprise > DE.oracle_pr_threshold(null_moderated,
+                                                                       PER_PR))),
         }
     return out
 
