@@ -13,12 +13,16 @@ from torch_bench.cli.outputs import (
     STDOUT,
     add_export_arguments,
     check_outputs,
+    export_dest,
+    export_path,
     render_exports,
     write_exports,
 )
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_text_atomic
 from torch_bench.formats import EXPORTERS, ExportOptions
+from torch_bench.formats.emptiness import empty_reason
+from torch_bench.formats.hf_csv_files import SUITE as HF_SUITE
 from torch_bench.formats.hf_csv_files import hf_csv_files
 from torch_bench.metrics import TIME_TO_MS
 from torch_bench.results.document import load_run
@@ -62,8 +66,12 @@ def write_hf_csv(run, folder: str, statistic: str | None, console: Console) -> N
     target = Path(folder)
     if target.exists() and not target.is_dir():
         raise UserError(f"--hf-csv: {folder} is a file, not a folder")
+    files = hf_csv_files(run, statistic)
+    if set(files) == {"env.csv"}:
+        raise UserError(f"--hf-csv: nothing to write: no {HF_SUITE}-suite result (Hugging Face's "
+                        "CSV files have one row per model, batch size and sequence length)")
     target.mkdir(parents=True, exist_ok=True)
-    for name, text in hf_csv_files(run, statistic).items():
+    for name, text in files.items():
         console.print(f"wrote {escape(str(write_text_atomic(target / name, text)))}")
 
 
@@ -72,17 +80,32 @@ def handle(args: argparse.Namespace) -> int:
         raise UserError("--statistic: goes with --hf-csv DIR")
     if args.hf_csv:
         write_hf_csv(load_run(args.results), args.hf_csv, args.statistic, Console(stderr=True))
-        if not args.format and not any(getattr(args, f"export_{n}") for n in EXPORT_FLAGS):
+        if not args.format and not any(export_path(args, n) for n in EXPORT_FLAGS):
             return 0
-    flagged = any(getattr(args, f"export_{name}") for name in EXPORT_FLAGS)
+    flagged = any(export_path(args, name) for name in EXPORT_FLAGS)
     if args.format and flagged:
-        raise UserError("--format: use either --format (with --out) or --oss/--aipep/--csv")
+        raise UserError(f"--format: use either --format (with --out) or {FLAG_LIST}")
     if not args.format and not flagged:
-        raise UserError("--format: say what to write: --format NAME, or --oss/--aipep/--csv FILE")
+        raise UserError(f"--format: say what to write: --format NAME, or {FLAG_LIST} FILE")
     if args.format:
-        setattr(args, f"export_{args.format}", args.out or STDOUT)
-    check_outputs({flag: getattr(args, f"export_{name}") for name, flag in EXPORT_FLAGS.items()})
+        setattr(args, export_dest(args.format), args.out or STDOUT)
+    check_outputs({flag: export_path(args, name) for name, flag in EXPORT_FLAGS.items()})
     options = ExportOptions(unit=args.unit, all_metrics=args.export_all_metrics)
-    rendered = render_exports(load_run(args.results), args, options)
+    run = load_run(args.results)
+    rendered = render_exports(run, args, options)
+    _refuse_empty(rendered, args, args.results)
     write_exports(rendered, Console(stderr=True))
     return 0
+
+
+FLAG_LIST = "/".join(EXPORT_FLAGS.values())
+
+
+def _refuse_empty(rendered: dict[str, str], args: argparse.Namespace, source: str) -> None:
+    """Exit 2 before writing anything when an export asked for would hold no value."""
+    for name, flag in EXPORT_FLAGS.items():
+        path = export_path(args, name)
+        reason = empty_reason(name, rendered[path]) if path in rendered else None
+        if reason:
+            shown = f"--format {name}" if args.format == name else flag
+            raise UserError(f"{shown}: nothing to write from {source}: {reason}")

@@ -17,7 +17,10 @@ from torch_bench.formats import ExportOptions, exporter
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import Run
 
-EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv"}
+# Every exporter of `formats.EXPORTERS`, by its `--format` name, and its flag.
+EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv", "dynamo-csv": "--dynamo-csv"}
+EXPORT_HELP = {"dynamo-csv": "the compile suite's results as PyTorch dynamo's runner writes its "
+                             "--output CSV"}
 EXIT_NOT_WRITTEN = 1
 STDOUT = "-"
 
@@ -25,12 +28,22 @@ STDOUT = "-"
 def add_export_arguments(group) -> None:
     """The export flags (`--oss FILE`, ..., `-` for standard output) and their options."""
     for name, flag in EXPORT_FLAGS.items():
-        group.add_argument(flag, metavar="FILE", dest=f"export_{name}",
-                           help=f"write the {name.upper()} export here ('-': standard output, "
-                                "as fastrnns' --print-json does)")
+        what = EXPORT_HELP.get(name, f"the {name.upper()} export")
+        group.add_argument(flag, metavar="FILE", dest=export_dest(name),
+                           help=f"write {what} here ('-': standard output, as fastrnns' "
+                                "--print-json does)")
     group.add_argument("--export-all-metrics", action="store_true",
                        help="OSS and AI-PEP: also write non-time metrics (memory, ratios); "
                             "their consumers read every value as a time")
+
+
+def export_dest(name: str) -> str:
+    """The argparse destination of an export's flag."""
+    return "export_" + name.replace("-", "_")
+
+
+def export_path(args: argparse.Namespace, name: str) -> str | None:
+    return getattr(args, export_dest(name), None)
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
@@ -42,14 +55,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, default_out: str) -> N
 
 def exports_to_stdout(args: argparse.Namespace) -> bool:
     """Whether an export goes to standard output (then tables and reports go to stderr)."""
-    return any(getattr(args, f"export_{name}") == STDOUT for name in EXPORT_FLAGS)
+    return any(export_path(args, name) == STDOUT for name in EXPORT_FLAGS)
 
 
 def render_exports(run: Run, args: argparse.Namespace,
                    options: ExportOptions | None = None) -> dict[str, str]:
     """{destination: text} for each export asked for."""
     options = options or ExportOptions(all_metrics=args.export_all_metrics)
-    exports = {name: getattr(args, f"export_{name}") for name in EXPORT_FLAGS}
+    exports = {name: export_path(args, name) for name in EXPORT_FLAGS}
     return {path: exporter(name)(run, options) for name, path in exports.items() if path}
 
 
@@ -74,7 +87,7 @@ def check_outputs(paths: dict[str, str | None]) -> None:
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """`check_outputs` for --out and the export flags."""
-    exports = {flag: getattr(args, f"export_{name}") for name, flag in EXPORT_FLAGS.items()}
+    exports = {flag: export_path(args, name) for name, flag in EXPORT_FLAGS.items()}
     check_outputs({"--out": getattr(args, "out", None), **exports})
 
 
