@@ -18,7 +18,8 @@ from torch_bench.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-zA-Z0-9-]*")  # fastrnns' flags are camelCase
+# fastrnns' flags are camelCase, Hugging Face's snake_case
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-zA-Z0-9_-]*")
 COMMAND = re.compile(r"(?<![\w/-])torch-bench (?=\S)")
 SCRIPT = re.compile(r"[\w/]+\.py\b")  # a script of benchmarks/ or scripts/: its own flags
 # Flags of other tools the pages mention: git, pip, venv, zizmor, fastrnns, dynamo, docker.

@@ -34,10 +34,12 @@ def print_lines(lines: Iterable[str]) -> int:
 UNWRAPPED_WIDTH = 10_000
 
 
-def report_console(stderr: bool = False, environ: Mapping[str, str] = os.environ) -> Console:
+def report_console(stderr: bool = False, environ: Mapping[str, str] = os.environ,
+                   record: bool = False) -> Console:
     """A console for tables: the terminal's width on a terminal; elsewhere (a CI log, a file,
-    a pipe) no width at all, rather than Rich's 80 columns, unless COLUMNS says one."""
-    console = Console(stderr=stderr)
+    a pipe) no width at all, rather than Rich's 80 columns, unless COLUMNS says one. With
+    `record`, what it prints is kept for `export_text`."""
+    console = Console(stderr=stderr, record=record)
     if console.is_terminal or environ.get("COLUMNS"):
         return console
-    return Console(stderr=stderr, width=UNWRAPPED_WIDTH)
+    return Console(stderr=stderr, width=UNWRAPPED_WIDTH, record=record)

@@ -19,7 +19,20 @@ from torch_bench.cli.outputs import (
 from torch_bench.cli.pipes import report_console as report_console_for
 from torch_bench.cli.preflight import add_cpu_busy_limit
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
-from torch_bench.config import build_run_config, load_yaml_config
+from torch_bench.cli.run_hf import (
+    add_hf_arguments,
+    check_hf_outputs,
+    log_path,
+    print_environment,
+    write_hf_outputs,
+)
+from torch_bench.cli.seed_flags import (
+    SEED_SPELLINGS,
+    JoinedList,
+    add_seed_flags,
+    seed_mode_options,
+)
+from torch_bench.config import RunConfig, build_run_config, load_yaml_config
 from torch_bench.config_file import flag_type
 from torch_bench.errors import UserError
 from torch_bench.measure.calibration import (
@@ -38,10 +51,11 @@ from torch_bench.measure.preflight import (
     with_findings,
 )
 from torch_bench.measure.sanity import with_invalid_values_as_errors
+from torch_bench.presets import PRESETS, Preset, preset, under
+from torch_bench.presets import describe as describe_preset
 from torch_bench.report.console import results_table
 from torch_bench.runner import assemble_run, execute, plan_cases, run_environment
 from torch_bench.suites import SUITE_MODULES, get_suite
-from torch_bench.suites.base import parse_bool
 
 TIMING_FLAGS = {
     "warmup": ("--warmup", flag_type("warmup"), "untimed calls before measuring (default 3)"),
@@ -71,6 +85,11 @@ def register(subparsers) -> None:
                         help=f"suites to run: {', '.join(sorted(SUITE_MODULES))}, or a module "
                              "path defining SUITE (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="YAML configuration; flags override it")
+    parser.add_argument("--preset", choices=tuple(PRESETS),
+                        help="every default set to a seed tool's own: hf (Hugging Face's "
+                             "benchmark utilities), fastrnns, dynamo (TorchBench runner), "
+                             "training (dynamo's training_loss.py); printed at the start, "
+                             "--config and flags override it (docs/migration.md)")
     parser.add_argument("--device", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--filter", metavar="REGEX", help="run only cases whose suite/name match")
     parser.add_argument("--exclude", action="append", metavar="REGEX",
@@ -126,6 +145,8 @@ def register(subparsers) -> None:
         timing.add_argument(flag, dest=dest, type=kind, help=text)
     _add_suite_options(parser)
     add_output_arguments(parser, default_out="results.json")
+    add_hf_arguments(parser)
+    add_seed_flags(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -135,20 +156,26 @@ def _add_suite_options(parser: argparse.ArgumentParser) -> None:
     defaults: dict[str, dict[str, str]] = {}
     aliases: dict[str, list[str]] = {}
     switches: set[str] = set()
+    lists: set[str] = set()
     for name in sorted(SUITE_MODULES):
         for option in get_suite(name).options:
             seen.setdefault(option.name, []).append(name)
             helps.setdefault(option.name, option.help)
             defaults.setdefault(option.name, {})[name] = _shown(option.default)
-            if option.parse is parse_bool:  # `--flag` alone means true, as fastrnns' flags
+            if isinstance(option.default, bool):  # `--flag` alone means true, as the seeds'
                 switches.add(option.name)
+            if isinstance(option.default, tuple):  # `--flag a b` too, as the seeds' lists
+                lists.add(option.name)
             aliases.setdefault(option.name, [])
             aliases[option.name] += [a for a in option.aliases if a not in aliases[option.name]]
     group = parser.add_argument_group("suite options")
     for option_name, suites in seen.items():
         flags = ["--" + n.replace("_", "-") for n in (option_name, *aliases[option_name])]
+        flags += SEED_SPELLINGS.get(option_name, ())
         text = f"{helps[option_name]} {shown_defaults(defaults[option_name])}"
         bare = {"nargs": "?", "const": "true"} if option_name in switches else {}
+        if option_name in lists:
+            bare = {"nargs": "+", "action": JoinedList}
         group.add_argument(*flags, dest=f"suite_opt_{option_name}",
                            metavar="VALUE", help=f"[{', '.join(suites)}] {text}", **bare)
 
@@ -171,12 +198,24 @@ def _suite_list(values: list[str] | None) -> list[str] | None:
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
-def handle(args: argparse.Namespace) -> int:
-    check_output_paths(args)
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The run configuration of `torch-bench run`'s flags, over `--config`, over `--preset`
+    (no torch work: the device a preset would move to the GPU is settled later)."""
     yaml_data = load_yaml_config(args.config) if args.config else None
-    config = build_run_config(
+    if getattr(args, "preset", None):
+        yaml_data = under(yaml_data or {}, preset(args.preset).config)
+    from_file = (yaml_data or {}).get("suites")
+    suites = _suite_list(args.suite) or _suite_list(
+        [from_file] if isinstance(from_file, str) else from_file)
+    cli_options = {k[len("suite_opt_"):]: v for k, v in vars(args).items()
+                   if k.startswith("suite_opt_") and v is not None}
+    if suites:
+        declared = {ref: {o.name for o in get_suite(ref).options} for ref in suites}
+        cli_options.update(seed_mode_options(args, suites, declared))
+    return build_run_config(
         yaml_data=yaml_data,
-        yaml_source=args.config or "config",
+        yaml_source=args.config or (f"--preset {args.preset}" if getattr(args, "preset", None)
+                                    else "config"),
         suites=_suite_list(args.suite),
         device=args.device,
         filter=args.filter,
@@ -191,13 +230,34 @@ def handle(args: argparse.Namespace) -> int:
         timing={k: getattr(args, k) for k in TIMING_FLAGS if getattr(args, k) is not None},
         isolation={k: v for k, v in (("timeout_s", args.timeout),
                                      ("memory_limit_mb", args.memory_limit_mb)) if v is not None},
-        cli_options={k[len("suite_opt_"):]: v for k, v in vars(args).items()
-                     if k.startswith("suite_opt_") and v is not None},
+        cli_options=cli_options,
     )
+
+
+def _preset_device(config: RunConfig, args: argparse.Namespace, chosen: Preset | None,
+                   torch_facts: dict) -> RunConfig:
+    """The GPU, when the preset's seed runs on it whenever there is one and nothing said
+    otherwise."""
+    said = args.device is not None or (args.config and "device" in load_yaml_config(args.config))
+    if chosen and chosen.gpu_when_available and not said and torch_facts.get("cuda_available"):
+        return replace(config, device="cuda")
+    return config
+
+
+def handle(args: argparse.Namespace) -> int:
+    check_output_paths(args)
+    config = config_from_args(args)
+    check_hf_outputs(args, config.suites)
+    chosen = preset(args.preset) if args.preset else None
+    console = Console(stderr=True)
+    if chosen:
+        console.print(describe_preset(args.preset, chosen), markup=False, highlight=False,
+                      soft_wrap=True)
     config = replace(config, isolation=replace(config.isolation, secret_env=tuple(args.token_env),
                                                case_start=args.case_start))
     torch_facts = case_torch_facts(config.suites[0], config.isolation)
-    _check_device(config.device, torch_facts)
+    config = _preset_device(config, args, chosen, torch_facts)
+    _check_device(config.device, torch_facts, args.preset if args.device is None else None)
     threads = config.threads if config.threads is not None else torch_facts["threads"]
     clock = choose_clock(args.clock, config.device, threads)
     config = replace(config, policy=replace(
@@ -207,7 +267,6 @@ def handle(args: argparse.Namespace) -> int:
     if not planned and not plan_cases(replace(config, total_partitions=1, partition_id=0)):
         raise UserError("--filter/--exclude: no case matches the selection (see the cases "
                         "with --dry-run and no filter)")
-    console = Console(stderr=True)
     _print_clock(console, clock)
     if args.dry_run:
         for item in planned:
@@ -232,10 +291,13 @@ def handle(args: argparse.Namespace) -> int:
     _warn_waiting(console, results)
     run = assemble_run(config, with_invalid_values_as_errors(results), preflight, env)
     # An export on standard output (`--oss -`) keeps stdout for itself, as fastrnns does.
-    report_console = report_console_for(stderr=exports_to_stdout(args))
+    report_console = report_console_for(stderr=exports_to_stdout(args),
+                                        record=log_path(args) is not None)
     report_console.print(results_table(run.results))
     _print_suite_reports(config, run.results, report_console)
+    print_environment(run, args, report_console)
     status = write_outputs(run, args, console)
+    write_hf_outputs(run, args, console, report_console)
     failures = [r for r in run.results if not r.ok and r.status != "skipped"]
     return status or (1 if args.strict and failures else 0)
 
@@ -310,9 +372,11 @@ def _print_clock(console: Console, choice: ClockChoice) -> None:
         console.print(f"[yellow]clock warning[/]: {escape(choice.warning)}", highlight=False)
 
 
-def _check_device(device: str, torch_facts: dict) -> None:
+def _check_device(device: str, torch_facts: dict, preset_name: str | None = None) -> None:
     if device.startswith("cuda") and not torch_facts.get("cuda_available"):
-        raise UserError(f"--device: {device!r} asked for, but CUDA is not available here")
+        hint = f" (the default of --preset {preset_name}: pass --device cpu)" \
+            if preset_name else ""
+        raise UserError(f"--device: {device!r} asked for, but CUDA is not available here{hint}")
 
 
 def _calibration(source: str | None, fingerprint: str | None, console: Console) -> dict:

@@ -5,7 +5,8 @@
     train_time.csv        model,batch_size,sequence_length,result   seconds per step
     inference_memory.csv  model,batch_size,sequence_length,result   MB (peak of the case)
     train_memory.csv      model,batch_size,sequence_length,result   MB
-    env.csv               one `name,value` row per environment field
+    env.csv               one `name,value` row per environment field: Hugging Face's keys
+                          first (`hf_env`), then the run's own fields
     memory_trace.txt      the line-by-line memory summaries (runs with --trace-memory), as
                           Hugging Face prints them to its output and its log (`log_print`):
                           it writes them to no CSV
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
 
+from torch_bench.formats.hf_env import hf_environment
 from torch_bench.results.schema import Result, Run
 
 FIELDS = ["model", "batch_size", "sequence_length", "result"]
@@ -54,11 +55,13 @@ def _table(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def _env_csv(env: Mapping) -> str:
+def _env_csv(run: Run) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    for key, value in env.items():
-        if not isinstance(value, (dict, list)):
+    hf = hf_environment(run)
+    writer.writerows(hf.items())
+    for key, value in (run.env or {}).items():
+        if not isinstance(value, (dict, list)) and key not in hf:
             writer.writerow([key, value])
     return buffer.getvalue()
 
@@ -74,7 +77,7 @@ def hf_csv_files(run: Run, statistic: str | None = None) -> dict[str, str]:
                 if r.suite == SUITE and r.metric == metric and r.params.get("mode") == mode]
         if rows:
             files[name] = _table(rows)
-    files["env.csv"] = _env_csv(run.env)
+    files["env.csv"] = _env_csv(run)
     traces = memory_trace_text(run)
     if traces:
         files["memory_trace.txt"] = traces
