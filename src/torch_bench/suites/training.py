@@ -65,10 +65,26 @@ def parse_models(text: str) -> tuple[str, ...]:
     names = [part.strip() for part in str(text).split(",") if part.strip()]
     if not names:
         raise ValueError("expected at least one model")
-    parsed = tuple(n if n == CASE_NAME else format_ref(parse_ref(n)) for n in names)
+    parsed = tuple(n if n == CASE_NAME else format_ref(_training_ref(n, parse_ref))
+                   for n in names)
     if len(set(parsed)) != len(parsed):
         raise ValueError(f"a model is given twice in {text!r}")
     return parsed
+
+
+def _training_ref(name: str, parse_ref):
+    """A zoo model, or an error listing the training suite's own models (not the compile
+    suite's alone: the built-in text classifier comes first)."""
+    try:
+        return parse_ref(name)
+    except ValueError:
+        from torch_bench.zoo import BUILTIN_MODELS
+
+        raise ValueError(f"{name!r} is not a model of the training suite; its models: "
+                         f"{CASE_NAME} (the built-in text classifier, in place of dynamo's "
+                         f"training_loss.py bert-base-cased, which needs a download), the "
+                         f"zoo's {', '.join(BUILTIN_MODELS)}, or package.module:function") \
+            from None
 
 
 LOSS_RULES = ("relative", "seed")
