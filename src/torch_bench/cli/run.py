@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from torch_bench import boundary
+from torch_bench.cli.case_progress import DEFAULT_EVERY_S, CaseWatch, bounds_text
 from torch_bench.cli.outputs import (
     add_output_arguments,
     check_output_paths,
@@ -138,6 +140,11 @@ def register(subparsers) -> None:
     parser.add_argument("--no-preflight", dest="preflight", action="store_false",
                         help="skip the pre-flight check of GPU and CPU state before measuring")
     add_cpu_busy_limit(parser)
+    parser.add_argument("--progress-every", type=boundary.number(0.1, 86_400, unit="s"),
+                        default=DEFAULT_EVERY_S, metavar="S",
+                        help="where no live progress bar is drawn (a CI log, a file), say every "
+                             "S seconds which case is running, for how long and what bounds it "
+                             f"(default {DEFAULT_EVERY_S:g})")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any case failed (skipped is not failed)")
     timing = parser.add_argument_group("timing")
@@ -282,7 +289,8 @@ def handle(args: argparse.Namespace) -> int:
         with stop_on_signals():
             preflight = _preflight(console, config.preflight, clock.clock, threads) \
                 if args.preflight else None
-            results = _execute_with_progress(planned, config, console, loops, finished)
+            results = _execute_with_progress(planned, config, console, loops, finished,
+                                             args.progress_every)
     except (Stopped, KeyboardInterrupt) as stop:
         return _keep_finished(args, config, env, preflight, finished, len(planned), stop,
                               console)
@@ -390,18 +398,35 @@ def _calibration(source: str | None, fingerprint: str | None, console: Console) 
 
 
 def _execute_with_progress(planned, config, console: Console, loops=None,
-                           finished: list | None = None):
+                           finished: list | None = None,
+                           every: float = DEFAULT_EVERY_S):
     """The results of every case; each case's results are also appended to `finished` as
-    soon as it ends, so that an interrupted run keeps them."""
+    soon as it ends, so that an interrupted run keeps them. The running case, its time so
+    far and what bounds it are shown (see `case_progress`)."""
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
+    bounds = bounds_text(config)
+    live = console.is_terminal
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("cases", total=len(planned))
 
+        def show(text: str) -> None:
+            if live:
+                progress.update(task, description=escape(text))
+            else:
+                progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+        watch = CaseWatch(show, bounds, 1.0 if live else every)
+        count = iter(range(1, len(planned) + 1))
+
         def started(item):
+            watch.started(item.case.label)
             progress.update(task, description=escape(item.case.label))
+            if not live:
+                show(f"[{next(count)}/{len(planned)}] {item.case.label}: started")
 
         def done(item, results):
+            watch.finished()
             if finished is not None:
                 finished.extend(results)
             bad = [r.status for r in results if not r.ok]
@@ -410,7 +435,8 @@ def _execute_with_progress(planned, config, console: Console, loops=None,
                                        f"{escape(results[0].error or '')}")
             progress.advance(task)
 
-        results = execute(planned, config, started, done, loops)
+        with watch:
+            results = execute(planned, config, started, done, loops)
         progress.update(task, description="done")
     return results
 
