@@ -206,3 +206,18 @@ def test_the_whole_run_takes_one_of_the_annotation_slots():
     assert lines[0].startswith("::warning title=torch-bench whole-run regression::")
     assert lines[-1].endswith("::13 more regressions or newly failing benchmarks in the job "
                               "summary")
+
+
+def test_side_by_side_a_disturbed_change_is_sent_to_more_rounds_not_to_a_b():
+    def busy(run):
+        return replace(run, results=tuple(replace(r, extra={**r.extra, "interrupted_share": 1.0})
+                                          for r in run.results))
+
+    base = [make_run([ok("mlp", 10, seed=i)], run_id=f"base-{i}") for i in range(3)]
+    head = [busy(make_run([ok("mlp", 13, seed=10 + i)], sha="b" * 40, run_id=f"head-{i}"))
+            for i in range(3)]
+    said = overall(compare_runs(base, head, side_by_side=True))
+    assert said.verdict == "inconclusive"
+    assert re.fullmatch(r"1 change of \+\d\d\.\d% not judged: the head's samples show contention "
+                        r"from other processes — run again on a quieter runner, or measure more "
+                        r"A/B rounds", said.headline), said.headline

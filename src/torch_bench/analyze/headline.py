@@ -26,6 +26,7 @@ from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
 
 A_B = "measure base and head side by side (A/B)"
+MORE_ROUNDS = "measure more A/B rounds"
 
 
 def _history(found: re.Match) -> str:
@@ -138,8 +139,10 @@ def withheld_groups(comparison: Comparison) -> list[Withheld]:
     run joins its reason's group when its own verdict was withheld."""
     groups: dict[tuple[str, str], list[Verdict]] = {}
     for v in comparison.of_kind(*WITHHELD_KINDS):
-        key = withheld_reason(v.note) or (v.note or "no reason recorded", "")
-        groups.setdefault(key, []).append(v)
+        reason, advice = withheld_reason(v.note) or (v.note or "no reason recorded", "")
+        if v.assessment and v.assessment.side_by_side:  # measured so already
+            advice = advice.replace(A_B, MORE_ROUNDS)
+        groups.setdefault((reason, advice), []).append(v)
     found = {key: Withheld(*key, tuple(verdicts)) for key, verdicts in groups.items()}
     shift = comparison.run_shift
     key = withheld_reason(shift.reason) if shift and shift.outcome is Outcome.UNSURE else None
