@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from torch_bench.analyze.headline import overall
+from torch_bench.analyze.headline import overall, shift_text
 from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.summaries import compile_changes
 from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
@@ -106,10 +106,6 @@ def confirmation_lines(comparison: Comparison) -> list[str]:
     """What targeted confirmation measured, when it ran."""
     done = comparison.extra.get("confirmation")
     return ["", f"Targeted confirmation: {done.describe()}."] if done else []
-
-
-def shift_text(ratio: float) -> str:
-    return f"{abs(ratio - 1) * 100:.1f}% {'slower' if ratio > 1 else 'faster'}"
 
 
 def shift_lines(comparison: Comparison) -> list[str]:
