@@ -50,7 +50,7 @@ def test_a_slowdown_nothing_could_judge_heads_every_report(cli, tmp_path):
     said = re.fullmatch(r"torch-bench: (the whole run's \+(?:29|30)\.\d% not judged: not enough "
                         r"history \(1 run; 3 needed\) — store more base-branch runs, or measure "
                         r"base and head side by side \(A/B\); 8 benchmarks within the minimum "
-                        r"effect \(±2\.0%\) as measured relative to the whole run, their noise "
+                        r"effect \(±2\.0%\) as measured relative to the run's shift, their noise "
                         r"not known yet)", first)
     assert said, first
     assert "no significant change" not in done.stdout + (tmp_path / "report.md").read_text()
@@ -99,7 +99,7 @@ def test_a_slowdown_only_the_whole_run_test_calls_fails_the_job_out_loud(cli, tm
                "verdicts.json", "--fail-on-regression", env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.match(r"torch-bench: whole run 1\d\.\d% slower; no change beyond ±[\d.–]+% in 8 "
-                    r"benchmarks relative to the whole run\n", done.stdout)
+                    r"benchmarks relative to the run's shift\n", done.stdout)
     assert re.search(r"^::warning title=torch-bench whole-run regression::the whole run is "
                      r"1\d\.\d%25 slower than its baseline \(median over 8 timings\), beyond the "
                      r"run-level shifts seen in 13 runs$", done.stdout, flags=re.M)

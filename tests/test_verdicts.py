@@ -258,7 +258,7 @@ def test_a_real_global_slowdown_is_reported_once():
     assert comparison.run_shift.ratio == pytest.approx(1.10, rel=0.01)
     # the benchmarks, each judged relative to the whole run, said to be so
     assert re.match(rf"### torch-bench: whole run {said}; no change beyond ±\d+\.\d% in 8 "
-                    r"benchmarks relative to the whole run\n", report)
+                    r"benchmarks relative to the run&#39;s shift\n", report)
     assert report.count(said) == 2  # the headline and its line, nothing per benchmark
 
 

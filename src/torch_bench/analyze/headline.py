@@ -237,14 +237,13 @@ def relative_to(comparison: Comparison) -> str:
     if shift is None or abs(shift.ratio - 1) < comparison.policy.min_effect:
         return ""
     if shift.outcome in JUDGED_SHIFT or withheld_reason(shift.reason):
-        return " relative to the whole run"  # said already, first or among the unjudged
-    why = f" ({shift.reason})" if shift.reason else ""
-    return f" relative to the whole run's {percent(shift.ratio - 1)}{why}"
+        return " relative to the run's shift"  # said already, first or among the unjudged
+    return f" relative to the run's shift ({percent(shift.ratio - 1)}, not flagged)"
 
 
 def resolution(comparison: Comparison) -> str:
     """What the benchmarks judged unchanged could have shown: "no change beyond ±X%" with
-    their resolution (one figure or the range; relative to the whole run's shift when it
+    their resolution (one figure or the range; relative to the run's shift when it
     moved), or, for those no test could judge (their noise unknown), only that they
     measured within the minimum effect."""
     unchanged = [v for v in comparison.of_kind(Kind.UNCHANGED) if v.assessment]
