@@ -33,7 +33,7 @@ from torch_bench.action.inputs import (
     ActionInputs,
     read_inputs,
 )
-from torch_bench.report.actions import FORK_REPORT
+from torch_bench.report.actions import FORK_REPORT, failure_annotation
 
 
 def config_name(inputs: ActionInputs, environ: Mapping[str, str]) -> str:
@@ -79,7 +79,10 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
                                            stages.data_repository_of(inputs)),
         "comment-url": comment_url,
     }, environ)
-    return 1 if inputs["fail-on-regression"] and outcome.verdict == "regression" else 0
+    if inputs["fail-on-regression"] and outcome.verdict == "regression":
+        print(failure_annotation(outcome.failing), flush=True)
+        return 1
+    return 0
 
 
 def run_site(environ: Mapping[str, str] = os.environ) -> int:

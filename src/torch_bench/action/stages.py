@@ -138,18 +138,10 @@ def read_history(target: Target, creds: Credentials | None, paths: Paths) -> Pat
 @dataclass(frozen=True)
 class Outcome:
     verdict: str  # regression, improvement, unchanged, inconclusive or no-baseline
-    regressions: int
+    regressions: int  # regressed and newly failing benchmarks, and the whole run's slowdown
     improvements: int
     report: Path | None
-
-
-def overall_verdict(counts: Mapping[str, int]) -> str:
-    if counts.get("regression") or counts.get("newly_failing"):
-        return "regression"
-    for kind in ("improvement", "inconclusive"):
-        if counts.get(kind):
-            return kind
-    return "unchanged"
+    failing: str = ""  # what fails, as the headline says it ("whole run 10.0% slower")
 
 
 def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, paths: Paths,
@@ -191,13 +183,9 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
             actions.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
         print(note, file=sys.stderr)
         return Outcome("no-baseline", 0, 0, paths.report)
-    found = json.loads(paths.verdicts.read_text())
-    counts = found["counts"]
-    verdict = overall_verdict(counts)
-    if (found.get("run_shift") or {}).get("verdict") == "worse":  # the whole run, flagged once
-        verdict = "regression"
-    return Outcome(verdict, counts.get("regression", 0), counts.get("improvement", 0),
-                   paths.report)
+    said = json.loads(paths.verdicts.read_text())["overall"]  # what the headline says
+    return Outcome(said["verdict"], said["regressions"], said["improvements"], paths.report,
+                   said["failing"])
 
 
 @contextmanager

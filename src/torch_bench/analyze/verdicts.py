@@ -160,8 +160,12 @@ class Comparison:
                               for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
-        """The machine-readable verdicts (`torch-bench compare --json`)."""
+        """The machine-readable verdicts (`torch-bench compare --json`); `overall` is what the
+        report's headline says (`headline.py`, which reads this module)."""
+        from torch_bench.analyze.headline import overall
+
         return {
+            "overall": overall(self).to_dict(),
             "counts": {kind.value: count for kind, count in self.counts().items()},
             "false_alarm_rate": self.policy.alpha,
             "per_pr_level": self.policy.fdr,

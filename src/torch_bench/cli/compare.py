@@ -34,6 +34,7 @@ from torch_bench.analyze.confirm import (
     name_filter,
 )
 from torch_bench.analyze.evidence import HISTORY_WINDOW
+from torch_bench.analyze.headline import overall
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.boundary import http_url, number
@@ -141,7 +142,8 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--no-github", action="store_true",
                      help="write no job summary, annotations or step outputs")
     out.add_argument("--fail-on-regression", action="store_true",
-                     help="exit with status 1 when a benchmark regressed or newly fails")
+                     help="exit with status 1 when a benchmark regressed or newly fails, or the "
+                          "whole run is slower beyond its history")
 
 
 def policy_from(args: argparse.Namespace) -> RulePolicy:
@@ -302,8 +304,9 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
         write_text_atomic(args.markdown, markdown)
     if args.json:
         write_json_atomic(args.json, comparison.to_dict())
+    in_actions = not args.no_github and os.environ.get("GITHUB_ACTIONS") == "true"
     if not args.no_github:
-        if os.environ.get("GITHUB_ACTIONS") == "true":
+        if in_actions:
             for line in actions.warning_annotations(comparison):
                 print(line)
         actions.write_job_summary(markdown)
@@ -313,7 +316,14 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
         if not pr:
             raise UserError("--fork-dir: no PR number in the head run; pass --pr N")
         actions.write_fork_handoff(args.fork_dir, markdown, int(pr))
-    return EXIT_REGRESSION if args.fail_on_regression and comparison.has_regression else 0
+    if not (args.fail_on_regression and comparison.has_regression):
+        return 0
+    failing = ", ".join(overall(comparison).failing)
+    if in_actions:
+        print(actions.failure_annotation(failing), flush=True)
+    else:
+        print(f"torch-bench: failing (--fail-on-regression): {failing}", file=sys.stderr)
+    return EXIT_REGRESSION
 
 
 def print_report(comparison: Comparison, title: str) -> None:

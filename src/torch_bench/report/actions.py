@@ -20,6 +20,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from torch_bench.analyze.headline import overall, shift_text
+from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.verdicts import Comparison, Kind, Verdict
 from torch_bench.fileio import write_text_atomic
 from torch_bench.redact import scrub
@@ -35,11 +37,13 @@ NOTES_ROOM = 8_192  # job-summary bytes kept free for notes written after the re
 
 def warning_annotations(comparison: Comparison,
                         limit: int = ANNOTATION_LIMIT - RESERVED_FOR_COMMENT) -> list[str]:
-    """Workflow commands for the worst regressions and newly failing benchmarks, at most
-    `limit` lines in all; the last says how many more the job summary lists."""
+    """Workflow commands for a whole-run regression (first: it is the broadest), then the
+    worst regressions and newly failing benchmarks, at most `limit` lines in all; the last
+    says how many more the job summary lists."""
+    lines = whole_run_annotation(comparison)
+    limit -= len(lines)
     flagged = worst_first(comparison.of_kind(Kind.REGRESSION, Kind.NEWLY_FAILING))
     shown = flagged if len(flagged) <= limit else flagged[: limit - 1]
-    lines = []
     for v in shown:
         title = f"torch-bench {'regression' if v.kind is Kind.REGRESSION else 'newly failing'}"
         lines.append(warning(annotation_message(v), title))
@@ -47,6 +51,28 @@ def warning_annotations(comparison: Comparison,
         lines.append(warning(f"{len(flagged) - len(shown)} more regressions or newly failing "
                              "benchmarks in the job summary", "torch-bench"))
     return lines
+
+
+def whole_run_annotation(comparison: Comparison) -> list[str]:
+    """The whole run's regression, which no benchmark's verdict names (each timing is judged
+    relative to it): one warning, or none."""
+    shift = comparison.run_shift
+    if shift is None or shift.outcome is not Outcome.WORSE:
+        return []
+    why = f"found by {shift.found_in_rounds} A/B rounds with the base" \
+        if shift.found_in_rounds else \
+        f"beyond the run-level shifts seen in {shift.history_runs} runs"
+    return [warning(f"the whole run is {shift_text(shift.ratio)} than its baseline (median "
+                    f"over {shift.benchmarks} timings), {why}",
+                    "torch-bench whole-run regression")]
+
+
+def failure_annotation(failing: str) -> str:
+    """The `::error` of a job failed by `fail-on-regression`, naming what fails (the
+    headline's first part, e.g. "whole run 10.0% slower, 2 regressions"). GitHub counts
+    error annotations apart from warnings, so it takes none of their 10 slots."""
+    return error(f"failing the job (fail-on-regression): {failing or 'a regression'}; the "
+                 "job summary has the report", "torch-bench regression")
 
 
 def severity(v: Verdict) -> float:
@@ -82,11 +108,17 @@ def annotation_message(v: Verdict) -> str:
 
 
 def step_outputs(comparison: Comparison) -> dict[str, str]:
+    """The counts per verdict, and what the headline says (`analyze/headline.py`): the
+    overall verdict, the headline, the changes not judged and whether anything fails, the
+    whole run's slowdown included."""
     counts = comparison.counts()
+    said = overall(comparison)
     outputs = {kind.value.replace("_", "-"): str(count) for kind, count in counts.items()}
     outputs["total"] = str(len(comparison.verdicts))
-    outputs["has-regression"] = "true" if counts[Kind.REGRESSION] or counts[
-        Kind.NEWLY_FAILING] else "false"
+    outputs["has-regression"] = "true" if said.regressions else "false"
+    outputs["verdict"] = said.verdict
+    outputs["not-judged"] = str(said.not_judged)
+    outputs["headline"] = said.headline
     return outputs
 
 

@@ -1,10 +1,11 @@
 """The Markdown report of a comparison: what a PR comment, a job summary and
 `torch-bench compare` show.
 
-Counts per verdict; regressions first (newly failing next) with their size, confidence and a
-link to the benchmark's dashboard page; then improvements and fixes; the compile suite's
-geometric-mean speedup and pass rate; the environment difference when fingerprints differ;
-the rest folded in a details block. Every untrusted string goes through `markdown_text`.
+The headline (`analyze/headline.py`), counts per verdict; regressions first (newly failing
+next) with their size, confidence and a link to the benchmark's dashboard page; then
+improvements and fixes; the compile suite's geometric-mean speedup and pass rate; the
+environment difference when fingerprints differ; the rest folded in a details block. Every
+untrusted string goes through `markdown_text`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from torch_bench.analyze.headline import overall, shift_text
 from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.summaries import compile_changes
 from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
 from torch_bench.metrics import format_quantity
 from torch_bench.report.escape import markdown_text
+
+HEADLINE_LIMIT = 2_000  # characters: several reasons for unjudged changes may be said
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,8 @@ def format_report(comparison: Comparison, context: ReportContext = ReportContext
 
 
 def report_lines(comparison: Comparison, context: ReportContext) -> list[str]:
-    lines = [f"### {markdown_text(context.title)}: {headline(comparison)}", ""]
+    lines = [f"### {markdown_text(context.title)}: "
+             f"{markdown_text(headline(comparison), limit=HEADLINE_LIMIT)}", ""]
     lines += provenance_lines(comparison, context)
     lines += counts_table(comparison)
     if comparison.environment:
@@ -59,21 +64,9 @@ def report_lines(comparison: Comparison, context: ReportContext) -> list[str]:
     return lines
 
 
-HEADLINE = ((Kind.REGRESSION, "regression", "regressions"),
-            (Kind.NEWLY_FAILING, "newly failing", "newly failing"),
-            (Kind.IMPROVEMENT, "improvement", "improvements"),
-            (Kind.FIXED, "fixed", "fixed"),
-            (Kind.NOT_COMPARABLE, "not comparable", "not comparable"))
-
-
 def headline(comparison: Comparison) -> str:
-    counts = comparison.counts()
-    shown = [f"{counts[kind]} {one if counts[kind] == 1 else many}"
-             for kind, one, many in HEADLINE if counts[kind]]
-    shift = comparison.run_shift
-    if shift is not None and shift.outcome in (Outcome.WORSE, Outcome.BETTER):
-        shown.insert(0, f"whole run {shift_text(shift.ratio)}")
-    return ", ".join(shown) if shown else "no significant change"
+    """The headline (`analyze/headline.py`), as plain text: escape it where it is shown."""
+    return overall(comparison).headline
 
 
 def commit_text(sha: object) -> str:
@@ -106,7 +99,6 @@ def provenance_lines(comparison: Comparison, context: ReportContext) -> list[str
     lines += trust_lines(comparison)
     lines += confirmation_lines(comparison)
     lines += shift_lines(comparison)
-    lines += history_lines(comparison)
     return lines + [""]
 
 
@@ -114,10 +106,6 @@ def confirmation_lines(comparison: Comparison) -> list[str]:
     """What targeted confirmation measured, when it ran."""
     done = comparison.extra.get("confirmation")
     return ["", f"Targeted confirmation: {done.describe()}."] if done else []
-
-
-def shift_text(ratio: float) -> str:
-    return f"{abs(ratio - 1) * 100:.1f}% {'slower' if ratio > 1 else 'faster'}"
 
 
 def shift_lines(comparison: Comparison) -> list[str]:
@@ -140,18 +128,6 @@ def shift_lines(comparison: Comparison) -> list[str]:
     return ["", f"**Run-level {kind}: {said}**, beyond the run-level shifts seen in "
                 f"{shift.history_runs} runs (t {shift.z:.1f}){confirmed}. Each timing is "
                 "judged relative to it."]
-
-def history_lines(comparison: Comparison) -> list[str]:
-    """Changes left inconclusive because the run-to-run noise is not known yet."""
-    short = [v for v in comparison.of_kind(Kind.INCONCLUSIVE)  # the note is the rule's own text
-             if v.assessment and re.fullmatch(r"not enough history \(\d+ runs; \d+ needed\)",
-                                              v.note or "")]
-    if not short:
-        return []
-    return ["", f"**Not enough history** for {len(short)} changed benchmark(s): "
-                f"{short[0].note}. Their run-to-run noise is unknown, so they are "
-                "inconclusive; measure base and head side by side (A/B mode) to judge them now."]
-
 
 def trust_lines(comparison: Comparison) -> list[str]:
     """What the pre-flight checks changed: sides not alerted on, untrusted runs left out."""

@@ -1,7 +1,8 @@
 """The comparison as a terminal shows it: what `torch-bench compare` prints.
 
-A headline, where the two sides come from and what changed the judgement (targeted
-confirmation, the run-level shift, short history, failed pre-flight checks); the parameters
+A headline (`analyze/headline.py`: what fails, the changes not judged with why and what to
+do, the resolution of the rest), where the two sides come from and what changed the
+judgement (targeted confirmation, the run-level shift, failed pre-flight checks); the parameters
 every benchmark shares, said once; one table of verdicts, regressions first, coloured by
 verdict; the rule in one line. The Markdown report (`markdown.py`) stays what GitHub shows.
 
@@ -23,15 +24,16 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from torch_bench.analyze.headline import overall
 from torch_bench.analyze.rule import Outcome
 from torch_bench.analyze.summaries import compile_changes
 from torch_bench.analyze.verdicts import KIND_LABELS, Comparison, Kind, Verdict
 from torch_bench.metrics import format_quantity
 from torch_bench.report.markdown import (
+    HEADLINE_LIMIT,
     REST_KINDS,
     change_text,
     confidence_cell,
-    headline,
     resolution_text,
     shift_text,
     whole_run_share,
@@ -111,10 +113,15 @@ def render_report(comparison: Comparison, title: str = "torch-bench") -> Rendera
     return Group(*parts)
 
 
+VERDICT_STYLES = {"regression": "bold red", "inconclusive": "bold yellow",
+                  "improvement": "bold green", "unchanged": "bold"}
+
+
 def headline_text(comparison: Comparison, title: str) -> Text:
-    style = "bold red" if comparison.has_regression else "bold green" \
-        if comparison.counts()[Kind.IMPROVEMENT] else "bold"
-    return Text.assemble((terminal_text(title), "bold"), ": ", (headline(comparison), style))
+    said = overall(comparison)
+    return Text.assemble((terminal_text(title), "bold"), ": ",
+                         (terminal_text(said.headline, limit=HEADLINE_LIMIT),
+                          VERDICT_STYLES[said.verdict]))
 
 
 def side_text(runs) -> str:
@@ -148,12 +155,6 @@ def provenance(comparison: Comparison) -> list[Text]:
     shift = shift_line(comparison)
     if shift is not None:
         lines.append(shift)
-    short = [v for v in comparison.of_kind(Kind.INCONCLUSIVE) if v.assessment and re.fullmatch(
-        r"not enough history \(\d+ runs; \d+ needed\)", v.note or "")]
-    if short:
-        lines.append(Text(f"{len(short)} changed benchmark(s) inconclusive, {short[0].note}: "
-                          "measure base and head side by side (A/B) to judge them now",
-                          style="yellow"))
     return lines
 
 
