@@ -29,6 +29,7 @@ from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sa
 from torch_bench.analyze.null_shape import mean_variance_factor, suite_autocorrelation, white_share
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts, shift_scale
 from torch_bench.analyze.speed_scaling import NO_SCALING, SpeedScaling, speed_scaling
+from torch_bench.analyze.student_t import t_isf
 from torch_bench.results.schema import Result, Run
 
 HISTORY_WINDOW = 20  # the newest reference runs that define the level and the noise
@@ -154,30 +155,43 @@ def series_memory(series: Sequence[np.ndarray], heads: Sequence[np.ndarray],
     return [0.0 if e is None else rho * (1.0 - white_share(e, rho)) for e in whole]
 
 
-OUTLIER_SCALES = 6.0  # a run this many robust spreads from the others' shifts is set aside
+OUTLIER_LEVEL = 0.005  # chance that a window of unchanged, normal runs has one set aside
 MAX_SET_ASIDE = 0.1  # at most this share of the reference runs (more are the fleet's nature)
 
 
 def outlier_runs(shifts: np.ndarray) -> list[int]:
-    """The reference runs whose run-level shift is an outlier: beyond `OUTLIER_SCALES` robust
-    spreads (1.4826 MAD) of the median shift, at most `MAX_SET_ASIDE` of the runs (one at
-    least, of five or more), the farthest first; none when more are that far (runs that come
-    in bursts are the fleet's nature, which the variance must show). One run 30-40% slower in
-    a window of 20 made the whole run's test blind (a real whole-suite slowdown of 10% never
-    called) and, felt unevenly, every benchmark's variance."""
+    """The reference runs whose run-level shift is an outlier, by Grubbs' test made one run at
+    a time: the run farthest from the others' median, against the mean and spread of the
+    others (externally studentized, Student's t with their degrees of freedom, at
+    `OUTLIER_LEVEL` over the window), at most `MAX_SET_ASIDE` of the runs (one at least, of
+    five or more). None when one more beyond those is as far: runs that come in bursts are
+    the fleet's nature, which the variance must show. One run 30-40% slower in a window of 20
+    made the whole run's test blind (a real whole-suite slowdown of 10% never called) and,
+    felt unevenly, every benchmark's variance. With few runs the spread of the others is
+    itself uncertain, and only a run far beyond it is set aside (with 5 runs about 14 of the
+    others' spreads, with 10 about 6, with 20 about 5)."""
     finite = np.flatnonzero(np.isfinite(shifts))
     if finite.size < 5:
         return []
-    values = shifts[finite]
-    centre = float(np.median(values))
-    spread = 1.4826 * float(np.median(np.abs(values - centre)))
-    if not spread > 0:
-        return []
-    far = np.abs(values - centre) > OUTLIER_SCALES * spread
-    allowed = max(1, int(MAX_SET_ASIDE * values.size))
-    if not far.any() or far.sum() > allowed:
-        return []
-    return sorted(int(i) for i in finite[far])
+    n = finite.size
+    threshold = OUTLIER_LEVEL / (2 * n)
+    remaining = list(finite)
+    aside: list[int] = []
+    allowed = max(1, int(MAX_SET_ASIDE * n))
+    while len(remaining) > 3:
+        values = shifts[remaining]
+        far = int(np.argmax(np.abs(values - np.median(values))))
+        others = np.delete(values, far)
+        spread = float(others.std(ddof=1))
+        if not spread > 0:
+            break
+        t = abs(values[far] - float(others.mean())) / (spread * math.sqrt(1 + 1 / others.size))
+        if t <= t_isf(threshold, others.size - 1):
+            break
+        if len(aside) == allowed:
+            return []
+        aside.append(int(remaining.pop(far)))
+    return sorted(aside)
 
 
 def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
