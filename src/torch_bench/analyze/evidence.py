@@ -26,9 +26,10 @@ import numpy as np
 
 from torch_bench.analyze.changepoints import ChangePoint, find_change_points_many, noise_scale
 from torch_bench.analyze.groups import Evidence, evidence_from_groups, median_sampling_variance
-from torch_bench.analyze.null_shape import suite_autocorrelation, white_share
+from torch_bench.analyze.null_shape import mean_variance_factor, suite_autocorrelation, white_share
 from torch_bench.analyze.shift import SHIFTED_UNITS, run_shifts, shift_scale
 from torch_bench.analyze.speed_scaling import NO_SCALING, SpeedScaling, speed_scaling
+from torch_bench.analyze.student_t import t_isf
 from torch_bench.results.schema import Result, Run
 
 HISTORY_WINDOW = 20  # the newest reference runs that define the level and the noise
@@ -84,6 +85,7 @@ class SuiteEvidence:
     shifted_benchmarks: int  # timings the shifts were taken over (0: no shift)
     unseen_state: frozenset[str] = frozenset()  # a head's speed reference beyond history's
     shift_memory: float = 0.0  # the runs' memory, as the whole run's shift is judged with it
+    set_aside: tuple[str, ...] = ()  # reference runs set aside as outliers (`outlier_runs`)
 
 
 def head_sampling_variances(head: Sequence[Run], keys: Sequence[str],
@@ -104,32 +106,92 @@ def _timing_columns(keys: Sequence[str], first: Mapping[str, Result]) -> np.ndar
     return np.array([first[key].unit in SHIFTED_UNITS for key in keys], dtype=bool)
 
 
-STEP_TO_NOISE = 4.0  # a step of history must be this many noise units to cut the level
+STEP_T = 4.5  # a step of history must be this many standard errors of its two levels to cut
 
 
 def clear_steps(logs: np.ndarray, found: Sequence[ChangePoint], memory: float = 0.0) -> list[int]:
-    """The indexes of the change points whose step is at least `STEP_TO_NOISE` times the
-    series' noise. A cut where the noise alone put one would make the variance within the
-    pieces too small (the search picks its cuts where they shrink it). The noise is read from
-    point-to-point differences; runs whose lag-1 autocorrelation is `memory` differ from
-    their neighbours by less than from the level (by sqrt(1 - memory)), and wander in steps
-    that size: the step is judged against the level's noise."""
+    """The indexes of the change points whose step is clear of the noise: at least `STEP_T`
+    standard errors of the difference between the medians of the segments on either side of
+    it. A cut where the noise alone put one would make the variance within the pieces too
+    small (the search picks its cuts where they shrink it); a real step left uncut reads as
+    memory and inflates every variance. The standard error counts the segments' lengths, so
+    a step of the size merged changes make is cut once a few runs show it on either side. The
+    noise is read from point-to-point differences; runs whose lag-1 autocorrelation is
+    `memory` differ from their neighbours by less than from the level (by sqrt(1 - memory)),
+    and the mean of a segment of them varies more than that of independent runs
+    (`null_shape.mean_variance_factor`): both are counted, so that runs that wander are not
+    cut. With 20 normal runs (and 10) about 2% of series get a cut; a 15% step three to eight
+    runs back at run CV 2% is cut in 96% of series of 10 runs (99.8% of 20), at 5% in a third
+    to a half (the search finds no more)."""
+    if not found:
+        return []
     noise = noise_scale(logs) / math.sqrt(max(1.0 - memory, 0.05))
-    return [p.index for p in found if abs(math.log(p.ratio)) >= STEP_TO_NOISE * noise]
+    bounds = [0, *(p.index for p in found), logs.size]
+    cut = []
+    for k, point in enumerate(found):
+        before, after = bounds[k + 1] - bounds[k], bounds[k + 2] - bounds[k + 1]
+        error = noise * math.sqrt(mean_variance_factor(memory, before) / before
+                                  + mean_variance_factor(memory, after) / after)
+        if abs(math.log(point.ratio)) >= STEP_T * error:
+            cut.append(point.index)
+    return cut
 
 
 def series_memory(series: Sequence[np.ndarray], heads: Sequence[np.ndarray],
                   within: Sequence[float]) -> list[float]:
     """Each series' lag-1 autocorrelation as the suite's uncut history shows it: the suite's
     AR(1) rho at the upper end of its range (`null_shape.suite_autocorrelation`, as the rule
-    reads it) times the share of the series' variance that is not its median's own sampling
-    noise (which remembers nothing); all 0 in a suite without memory."""
+    reads it, but robust: each series weighs the same and the quarters of the suite that
+    remember most and least are set aside, so that the steps of a few benchmarks, uncut yet,
+    do not read as the whole suite's memory) times the share of the series' variance that is
+    not its median's own sampling noise (which remembers nothing); all 0 in a suite without
+    memory."""
     whole = [evidence_from_groups(s, h, (), False, w) if s.size and h.size else None
              for s, h, w in zip(series, heads, within, strict=True)]
-    rho = round(suite_autocorrelation([e for e in whole if e is not None], errors=1.0), 3)
+    rho = round(suite_autocorrelation([e for e in whole if e is not None], errors=1.0,
+                                      robust=True), 3)
     if rho <= 0:
         return [0.0] * len(series)
     return [0.0 if e is None else rho * (1.0 - white_share(e, rho)) for e in whole]
+
+
+OUTLIER_LEVEL = 0.005  # chance that a window of unchanged, normal runs has one set aside
+MAX_SET_ASIDE = 0.1  # at most this share of the reference runs (more are the fleet's nature)
+
+
+def outlier_runs(shifts: np.ndarray) -> list[int]:
+    """The reference runs whose run-level shift is an outlier, by Grubbs' test made one run at
+    a time: the run farthest from the others' median, against the mean and spread of the
+    others (externally studentized, Student's t with their degrees of freedom, at
+    `OUTLIER_LEVEL` over the window), at most `MAX_SET_ASIDE` of the runs (one at least, of
+    five or more). None when one more beyond those is as far: runs that come in bursts are
+    the fleet's nature, which the variance must show. One run 30-40% slower in a window of 20
+    made the whole run's test blind (a real whole-suite slowdown of 10% never called) and,
+    felt unevenly, every benchmark's variance. With few runs the spread of the others is
+    itself uncertain, and only a run far beyond it is set aside (with 5 runs about 14 of the
+    others' spreads, with 10 about 6, with 20 about 5)."""
+    finite = np.flatnonzero(np.isfinite(shifts))
+    if finite.size < 5:
+        return []
+    n = finite.size
+    threshold = OUTLIER_LEVEL / (2 * n)
+    remaining = list(finite)
+    aside: list[int] = []
+    allowed = max(1, int(MAX_SET_ASIDE * n))
+    while len(remaining) > 3:
+        values = shifts[remaining]
+        far = int(np.argmax(np.abs(values - np.median(values))))
+        others = np.delete(values, far)
+        spread = float(others.std(ddof=1))
+        if not spread > 0:
+            break
+        t = abs(values[far] - float(others.mean())) / (spread * math.sqrt(1 + 1 / others.size))
+        if t <= t_isf(threshold, others.size - 1):
+            break
+        if len(aside) == allowed:
+            return []
+        aside.append(int(remaining.pop(far)))
+    return sorted(aside)
 
 
 def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
@@ -139,11 +201,13 @@ def _segments(values: np.ndarray, starts: Sequence[int]) -> list[np.ndarray]:
 
 def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
            first: Mapping[str, Result], *, min_history: int,
-           side_by_side: bool = False) -> SuiteEvidence:
+           side_by_side: bool = False, set_aside: tuple[str, ...] = ()) -> SuiteEvidence:
     """The evidence of each of `keys` (benchmark ids successful on both sides; `first` holds a
-    result of each, for its unit)."""
+    result of each, for its unit). A reference run whose run-level shift is an outlier
+    (`outlier_runs`) is set aside, for every benchmark, and named in `set_aside`."""
     scaling = speed_scaling(reference, head, keys, seen_states_only=not side_by_side)
     within = head_sampling_variances(head, keys, scaling)
+    reference_within = head_sampling_variances(reference, keys, scaling)
     ref_logs, head_logs = log_table(reference, keys, scaling), log_table(head, keys, scaling)
     timing = _timing_columns(keys, first)
     ref_shift = np.zeros(len(reference))
@@ -155,6 +219,11 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
         scale = shift_scale(ref_logs[:, timing], centre)
         rs = run_shifts(ref_logs[:, timing], centre, scale)
         hs = run_shifts(head_logs[:, timing], centre, scale)
+        aside = [] if side_by_side or set_aside else outlier_runs(rs)
+        if aside:
+            kept = [run for i, run in enumerate(reference) if i not in aside]
+            return gather(kept, head, keys, first, min_history=min_history,
+                          set_aside=tuple(reference[i].run_id for i in aside))
         if np.isfinite(hs).all() and np.isfinite(rs).any():
             ref_shift, head_shift = np.nan_to_num(rs), hs
             shifted = int(np.isfinite(ref_logs[:, timing]).any(axis=0).sum())
@@ -183,10 +252,11 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
                                                     within.get(key, 0.0)))
         if heads[j].size and newest.size and (side_by_side or series[j].size >= min_history):
             evidence[key] = evidence_from_groups(newest, heads[j], pieces[:-1], side_by_side,
-                                                 within.get(key, 0.0))
+                                                 within.get(key, 0.0),
+                                                 reference_within.get(key, 0.0))
     memory = 0.0 if side_by_side or not shifted else \
         round(suite_autocorrelation(as_measured, errors=1.0), 3)
     return SuiteEvidence(evidence, counts, levels, shifts,
                          ref_shift.tolist() if shifted else [],
                          head_shift.tolist() if shifted else [], shifted, scaling.unseen_state,
-                         memory)
+                         memory, set_aside)

@@ -23,10 +23,23 @@ class Evidence:
     df: int  # its degrees of freedom
     side_by_side: bool = False  # reference and head measured interleaved (A/B)
     head_within: float = 0.0  # the head runs' own sampling variance of ln(median), mean
+    reference_within: float = 0.0  # the same of the reference runs (0: not known)
 
     @property
     def variance(self) -> float:
         return self.sum_of_squares / self.df if self.df > 0 else math.nan
+
+    def head_variance(self, variance: float) -> float:
+        """The variance of one head run's ln(median), given the run-to-run `variance` learned
+        from the reference runs. That variance is the variance between runs plus the
+        reference runs' own sampling variance of their medians; a head run's is the variance
+        between runs plus its own, so one noisier inside (a busy runner) has the difference
+        on top, and never less than its own sampling variance (where history's variance came
+        out below its runs' sampling noise) nor than history's variance. Without the
+        reference runs' sampling variance, the larger of the two."""
+        between = max(variance - self.reference_within, 0.0) if self.reference_within > 0 \
+            else 0.0
+        return max(variance, between + self.head_within)
 
     @property
     def estimate(self) -> float:
@@ -36,13 +49,14 @@ class Evidence:
 
 def evidence_from_groups(reference: Sequence[float], head: Sequence[float],
                          other_groups: Sequence[Sequence[float]] = (),
-                         side_by_side: bool = False, head_within: float = 0.0) -> Evidence:
+                         side_by_side: bool = False, head_within: float = 0.0,
+                         reference_within: float = 0.0) -> Evidence:
     """Evidence whose variance is pooled within the reference, the head and `other_groups`
     (older segments of history)."""
     groups = [np.asarray(g, dtype=float) for g in (reference, head, *other_groups)]
     ss = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if g.size > 1)
     df = sum(g.size - 1 for g in groups if g.size > 1)
-    return Evidence(groups[0], groups[1], ss, df, side_by_side, head_within)
+    return Evidence(groups[0], groups[1], ss, df, side_by_side, head_within, reference_within)
 
 
 def median_sampling_variance(samples: Sequence[float]) -> float:

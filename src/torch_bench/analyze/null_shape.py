@@ -160,7 +160,8 @@ def expected_lag_one(rho: float, n: int, white: float = 0.0) -> float:
                                                            + white * squares0)
 
 
-def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -> float:
+def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0,
+                          robust: bool = False) -> float:
     """The autocorrelation of the reference runs at lags 1 to a quarter of their number
     (`memory_lags`), pooled over the suite, as the AR(1) rho of the part of each benchmark's
     noise that has memory (`white_share` has none) whose exact expectation for series of
@@ -183,9 +184,11 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
     costs a little power. With three head runs a side and 10 runs of history, in
     autocorrelated fleets at run CV 5% drawn as `benchmarks/detector_eval.py` draws them,
     the upper end took the PRs naming a false regression from 8.5% to 4.5% (the same 200
-    PRs)."""
-    products = squares = 0.0
-    series: list[Evidence] = []
+    PRs).
+
+    `robust`: each series weighs the same and the quarters of the suite that remember most and
+    least are set aside (`_robust_autocorrelation`), for a history not yet cut at its steps."""
+    per_series = []  # (products, squares, evidence) of each series long enough
     values = 0
     lag_values = 0
     for e in benchmarks:
@@ -193,14 +196,16 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
             continue
         r = e.reference - e.reference.mean()
         lags = memory_lags(r.size)
-        products += sum(float(np.dot(r[:-h], r[h:])) for h in range(1, lags + 1))
-        squares += float(np.dot(r, r))
-        series.append(e)
+        per_series.append((sum(float(np.dot(r[:-h], r[h:])) for h in range(1, lags + 1)),
+                           float(np.dot(r, r)), e))
         values += r.size
         lag_values += r.size * lags
-    if values < MIN_TAIL_VALUES or not squares:
+    if values < MIN_TAIL_VALUES or not any(q for _, q, _ in per_series):
         return 0.0
-    observed = products / squares
+    if robust:
+        return _robust_autocorrelation(per_series, errors)
+    observed = sum(p for p, _, _ in per_series) / sum(q for _, q, _ in per_series)
+    series = [e for _, _, e in per_series]
 
     def expected(rho: float) -> float:
         rho = round(rho, 4)
@@ -217,6 +222,43 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
         return top / bottom
 
     error = math.sqrt(lag_values) / values  # lags of about independent products
+    return _matching_rho(observed, expected, error, errors)
+
+
+TRIM = 0.25  # the robust estimate sets aside this share of the series at either end
+TRIM_COST = 1.2  # the standard error of a mean of the middle half, over the whole mean's
+
+
+def _robust_autocorrelation(per_series: list[tuple[float, float, Evidence]],
+                            errors: float) -> float:
+    """`suite_autocorrelation` with each series weighing the same (its own autocorrelation)
+    and the `TRIM` share of the series that remember most and least set aside: a step in a
+    quarter of the suite, uncut, makes those series look as if they remembered everything,
+    and weighed by their sums of squares they outweigh the rest."""
+    ranked = sorted((p / q, e) for p, q, e in per_series if q > 0)
+    cut = int(TRIM * len(ranked))
+    kept = ranked[cut:len(ranked) - cut] or ranked
+    observed = float(np.mean([ratio for ratio, _ in kept]))
+
+    def expected(rho: float) -> float:
+        rho = round(rho, 4)
+        found = []
+        for _, e in kept:
+            white = white_share(e, rho)
+            n = int(e.reference.size)
+            p, q = _centred_traces(rho, n, memory_lags(n))
+            p0, q0 = _centred_traces(0.0, n, memory_lags(n))
+            found.append(((1 - white) * p + white * p0) / ((1 - white) * q + white * q0))
+        return float(np.mean(found))
+
+    error = TRIM_COST * math.sqrt(float(np.mean(
+        [memory_lags(int(e.reference.size)) / e.reference.size for _, e in kept])) / len(kept))
+    return _matching_rho(observed, expected, error, errors)
+
+
+def _matching_rho(observed: float, expected, error: float, errors: float) -> float:
+    """0 unless `observed` is above what runs without memory give by `MEMORY_GATE` standard
+    errors; else the rho whose `expected` value matches it plus `errors` standard errors."""
     if not observed > expected(0.0) + MEMORY_GATE * error:
         return 0.0
     observed += errors * error
@@ -227,6 +269,12 @@ def suite_autocorrelation(benchmarks: Sequence[Evidence], errors: float = 0.0) -
         middle = (low + high) / 2
         low, high = (middle, high) if expected(middle) < observed else (low, middle)
     return (low + high) / 2
+
+
+def mean_variance_factor(rho: float, n: int) -> float:
+    """The variance of the mean of n consecutive AR(1) values over that of n independent ones
+    (1 for rho <= 0)."""
+    return 1.0 if rho <= 0 or n < 2 else n * _mean_variance(rho, n)
 
 
 @lru_cache(maxsize=4096)

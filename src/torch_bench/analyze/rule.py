@@ -8,15 +8,16 @@ benchmark the caller gathers its `Evidence` (`evidence.py`):
 - the *head*: the head's runs (or rounds);
 - the run-to-run variance s_j^2 with d_j degrees of freedom, pooled within the segments of
   history between change points and within the head's runs;
-- the head runs' own sampling variance of their medians, from their samples: a head run
-  much noisier inside than history's runs (a busy machine) is judged with that variance
-  instead of history's;
+- the head runs' and the reference runs' own sampling variances of their medians, from
+  their samples: a head run noisier inside than history's runs (a busy machine) has the
+  difference added to the run-to-run variance (`Evidence.head_variance`);
 timings taken relative to their run's run-level shift (`shift.py`).
 
 1. Moderation: the suite's variances, per metric, give a prior (`moderation.py`), and each
    benchmark's variance becomes s~_j^2 with d0 + d_j degrees of freedom.
-2. Test: t = (mean(head) - mean(reference)) / sqrt(s~_j^2 / n_ref + max(s~_j^2, w) / n_head),
-   w the head's own sampling variance, one-sided
+2. Test: t = (mean(head) - mean(reference)) / sqrt(s~_j^2 / n_ref + v_h / n_head), v_h =
+   max(s~_j^2, max(s~_j^2 - w_r, 0) + w_h), w_h and w_r the head's and the reference runs' own
+   sampling variances (`Evidence.head_variance`), one-sided
    p-values for "worse" and "better" from Student's t with d0 + d_j degrees of freedom.
    When the suite's own history shows heavier tails or runs that remember the previous one,
    the p-values and the scale follow what it shows (`null_shape.py`).
@@ -209,8 +210,7 @@ def _t_test(evidence: Evidence, prior: Prior, tails: Tails = AS_ASSUMED,
     white = round(white_share(evidence, rho, variance), 2) if rho > 0 else 0.0
     df = memory_df(df, rho, n, k, white)
     spread = math.sqrt(variance)
-    # A head run far noisier inside than history's runs were is not judged by history's noise.
-    head_variance = max(variance, evidence.head_within)
+    head_variance = evidence.head_variance(variance)
     scale = math.sqrt((variance / n + head_variance / k) * memory_factor(rho, n, k, white))
     estimate = evidence.estimate
     if scale > 0:
