@@ -69,3 +69,114 @@ def param_spread(params: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         for key, value in one.items():
             values.setdefault(key, set()).add(str(value))
     return {key: len(seen) for key, seen in values.items()}
+
+
+# -- Card titles ----------------------------------------------------------------------------
+# A trend card's title line holds about this many characters at the narrowest card (230 px,
+# 12.5 px bold); the suite and the metric have a line of their own above it.
+CARD_TITLE_CHARS = 24
+_WORD_CHARS = str.isalnum
+
+
+def boundaries(name: str) -> list[int]:
+    """The positions where `name` may be cut so that whole words stay whole: its ends, next
+    to a separator, between a lower- and an upper-case letter (`measureX`) and between
+    letters and digits (`Fib10`)."""
+    cuts = {0, len(name)}
+    for i in range(1, len(name)):
+        a, b = name[i - 1], name[i]
+        if (not _WORD_CHARS(a)) != (not _WORD_CHARS(b)) or (a.islower() and b.isupper()) \
+                or (a.isalpha() and b.isdigit()) or (a.isdigit() and b.isalpha()):
+            cuts.add(i)
+    return sorted(cuts)
+
+
+def _shared_ends(names: Sequence[str]) -> tuple[int, int]:
+    """The lengths of the prefix and the suffix all `names` share, each cut back to a word
+    boundary and leaving every name at least one character of its own."""
+    if len(names) < 2:
+        return 0, 0
+    shortest = min(len(n) for n in names)
+    head = len(os.path.commonprefix(list(names)))
+    tail = len(os.path.commonprefix([n[::-1] for n in names]))
+    first = names[0]
+    head = max((b for b in boundaries(first) if b <= min(head, shortest - 1)), default=0)
+    tail = len(first) - min((b for b in boundaries(first)
+                             if len(first) - b <= min(tail, shortest - head - 1)),
+                            default=len(first))
+    return head, tail
+
+
+def _window(name: str, head: int, tail: int, budget: int) -> str | None:
+    """The longest part of `name` that keeps all but its shared prefix (`head` characters)
+    and suffix (`tail`) and fits `budget` with an ellipsis for each cut end, cut at word
+    boundaries; the end of the name is kept rather than its start. None if none fits."""
+    cuts = boundaries(name)
+    best: tuple[int, str] | None = None
+    for end in sorted((b for b in cuts if b >= len(name) - tail), reverse=True):
+        for start in (b for b in cuts if b <= head):
+            text = _cut_ends(name, start, end)
+            if len(text) <= budget and (best is None or len(text) > best[0]):
+                best = (len(text), text)
+    return best[1] if best else None
+
+
+CUT_TRIMMED = "._-/: "  # separators dropped next to an ellipsis: "…bert", not "….bert"
+
+
+def _cut_ends(name: str, start: int, end: int) -> str:
+    """name[start:end] with an ellipsis for each end cut off, separators beside it dropped."""
+    text = name[start:end]
+    if start:
+        text = ELLIPSIS + (text.lstrip(CUT_TRIMMED) or text)
+    if end < len(name):
+        text = (text.rstrip(CUT_TRIMMED) or text) + ELLIPSIS
+    return text
+
+
+def _middle(core: str, others: Sequence[str], room: int) -> tuple[int, int]:
+    """(head, tail): how many characters of `core` to keep before and after a middle
+    ellipsis within `room`, chosen so that no other core starts and ends the same way
+    (favouring the end, where names usually differ)."""
+    keep = room - 1
+    first = max(keep // 3, 1)
+    for head in [*range(first, 0, -1), *range(first + 1, keep)]:
+        tail = keep - head
+        if not any(o.startswith(core[:head]) and o.endswith(core[-tail:]) for o in others):
+            return head, tail
+    return first, keep - first
+
+
+def card_titles(names: Iterable[str], budget: int = CARD_TITLE_CHARS) -> dict[str, str]:
+    """A title for each of `names` (the benchmarks of one suite) that tells it from the
+    others within `budget` characters: the whole name when it fits; else the part left
+    when the prefix and suffix they all share are cut (at word boundaries, an ellipsis in
+    their place); else that part with its middle replaced by an ellipsis, keeping as much of
+    its start and end as tells it apart. Distinct names always get distinct titles (a name
+    is kept whole, beyond the budget, where shortening could not keep them apart)."""
+    distinct = sorted(set(names))
+    head, tail = _shared_ends(distinct)
+    cores = {n: n[head:len(n) - tail] for n in distinct}
+    titles = {}
+    for name in distinct:
+        if len(name) <= budget:
+            titles[name] = name
+            continue
+        shown = _window(name, head, tail, budget)
+        if shown is None:
+            core = cores[name]
+            before = ELLIPSIS if head else ""
+            after = ELLIPSIS if tail else ""
+            room = max(budget - len(before) - len(after), 3)
+            others = [c for n, c in cores.items() if n != name]
+            h, t = _middle(core, others, room)
+            shown = (before + core[:h].lstrip(CUT_TRIMMED) + ELLIPSIS
+                     + core[len(core) - t:] + after)
+        titles[name] = shown
+    seen: dict[str, list[str]] = {}
+    for name, title in titles.items():
+        seen.setdefault(title, []).append(name)
+    for clash in (group for group in seen.values() if len(group) > 1):
+        for name in clash:
+            titles[name] = name
+    return titles

@@ -28,7 +28,7 @@ from torch_bench.render.formatting import format_change, format_value, relative_
 from torch_bench.render.markers import ChangeMark, env_changes
 from torch_bench.render.measured import NOT_MEASURED, was_measured
 from torch_bench.render.model import Series, SiteModel
-from torch_bench.render.names import own_params, param_spread, shared_params, short_names
+from torch_bench.render.names import card_titles, own_params, param_spread, shared_params
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_medians
 from torch_bench.render.svg_chart import ChangePoint, Chart, trend_chart
 from torch_bench.results.schema import SUCCESS_STATUSES
@@ -46,7 +46,7 @@ class TrendCard:
     latest: str
     flag: str  # why it is shown first, or ""
     css: str  # "worse", "better" or "same"
-    title: str = ""  # the name shown, its suite's common prefix left out (names.py)
+    title: str = ""  # the name shown: what tells it from its suite's others (names.py)
     params: str = ""  # the params that tell it from the other cards of its suite
     change: str = ""  # the newest point against the baseline, e.g. "+2.1% vs main"
     change_css: str = "same"
@@ -65,7 +65,7 @@ def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                      data_file=paths.trend_data(series),
                      latest=format_value(latest, series.unit)
                      if was_measured(latest, series.unit) else NOT_MEASURED, flag=flag,
-                     css=css, title=series.title,
+                     css=css, title=series.name,
                      change=f"{head['change']} vs {head['baseline']}" if head["change"] != "—"
                      else "", change_css=head["change_css"])
 
@@ -167,7 +167,7 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
     names: dict[str, list[str]] = {}
     for series in members:
         names.setdefault(series.suite, []).append(series.name)
-    shown = {name: short_names(group) for name, group in names.items()}
+    shown = {name: card_titles(group) for name, group in names.items()}
     shared = {name: shared_params([s.params for s in members if s.suite == name])
               for name in names}
     spread = {name: param_spread(s.params for s in members if s.suite == name)
@@ -177,7 +177,7 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
         groups.setdefault((series.suite, series.name, series.metric), []).append(series)
     within = {key: param_spread(s.params for s in group) for key, group in groups.items()}
     cards = [replace(trend_card(s, marks.get(s.key, ()), bands[s.key], model.baseline_branch),
-                     title=f"{shown[s.suite][s.name]} · {s.metric}",
+                     title=shown[s.suite][s.name],
                      params=own_params(s.name, s.params, shared[s.suite],
                                        within[(s.suite, s.name, s.metric)], spread[s.suite]))
              for s in members]

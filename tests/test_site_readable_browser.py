@@ -1,0 +1,191 @@
+"""The dashboard of an imported history read as a person would, in Chromium at a desktop and
+a phone width: cards named apart, one unit per chart agreeing with its values, axis labels
+that neither overlap nor leave their chart, no page wider than the screen.
+
+The history is a github-action-benchmark data.js with the kinds of names and units real
+imports bring (Go, Rust, JMH, pytest, Catch2, .NET), read by the real importer."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from site_names import CATCH2, DOTNET, GO, JMH, PYTEST, RUST
+from test_site_browser import CHROMIUM, CHROMIUM_ARGS, served
+from torch_bench.formats.github_action_benchmark import import_github_action_benchmark
+from torch_bench.render.build import build_site
+from torch_bench.store.reader import History
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+RUNS = 40
+DAY_MS = 86_400_000
+START_MS = 1_667_433_600_000  # 2022-11-03: the history spans years, as imported ones do
+# suite: (tool, unit, names, typical value)
+SUITES = {
+    "Go Benchmark": ("go", "ns/op", GO, 2.0e5),
+    "Rust Benchmark": ("cargo", "ns/iter", RUST, 208.0),
+    "JMH Benchmark": ("jmh", "ops/s", JMH, 1.82e9),
+    "pytest-benchmark": ("pytest", "iter/sec", PYTEST, 5.0e4),
+    "Catch2 Benchmark": ("catch2", "ns", CATCH2, 3.5e6),
+    "BenchmarkDotNet": ("benchmarkdotnet", "ns", DOTNET, 1.5e3),
+}
+WIDTHS = (1280, 390)
+
+
+def data_js() -> str:
+    entries = {}
+    for s, (suite, (tool, unit, names, value)) in enumerate(SUITES.items()):
+        runs = []
+        for i in range(RUNS):
+            step = 1.3 if i >= RUNS - 6 and s % 2 == 0 else 1.0  # recent change points
+            benches = [{"name": name, "unit": unit,
+                        "value": round(value * (1 + 0.1 * k) * step
+                                       * (1 + 0.004 * math.sin(i + k)), 3)}
+                       for k, name in enumerate(names)]
+            sha = f"{s:02d}{i:038x}"
+            runs.append({"commit": {"id": sha, "message": f"Change {i}",
+                                    "url": f"https://github.com/octo/net/commit/{sha}",
+                                    "timestamp": "2024-01-01T00:00:00Z"},
+                         "date": START_MS + i * 31 * DAY_MS + s * 1000,
+                         "tool": tool, "benches": benches})
+        entries[suite] = runs
+    return "window.BENCHMARK_DATA = " + json.dumps(
+        {"lastUpdate": START_MS, "repoUrl": "https://github.com/octo/net", "entries": entries})
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    runs = import_github_action_benchmark(data_js())
+    return build_site(History(tuple(runs)), tmp_path_factory.mktemp("imported") / "site")
+
+
+@pytest.fixture(scope="module")
+def base_url(site):
+    with served(site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def pages_of(site):
+    suites = sorted(p.relative_to(site).as_posix() for p in (site / "suites").glob("*.html"))
+    benchmarks = sorted((site / "benchmarks").glob("*.html"))
+    firsts = {}  # one benchmark page per suite: its crumb names the suite
+    for page in benchmarks:
+        crumb = re.search(r'class="crumbs"><a [^>]*>([^<]*)<', page.read_text()).group(1)
+        firsts.setdefault(crumb, page.relative_to(site).as_posix())
+    return ["index.html", *suites, *firsts.values(), "compare.html"]
+
+
+def open_page(browser, url, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.route("https://github.com/**", lambda route: route.fulfill(body="commit page"))
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    page.errors = errors
+    return page
+
+
+def draw_every_card(page):
+    """Scrolls through the page so that every trend card is fetched and drawn."""
+    count = page.locator("figure.trend").count()
+    for k in range(count):
+        page.locator("figure.trend").nth(k).scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('figure.trend')].every(f => f.dataset.rendered)",
+        timeout=30_000)
+
+
+CAPTIONS = """() => [...document.querySelectorAll('figure.trend figcaption')].map(c => ({
+  text: c.textContent.replace(/\\s+/g, ' ').trim(),
+  cut: [...c.children].filter(e => e.tagName === 'A' || e.classList.contains('suite'))
+        .some(e => e.scrollWidth > e.clientWidth + 1),
+  link: c.querySelector('a').getAttribute('href'),
+  hover: c.getAttribute('title')}))"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_card_is_named_apart_and_whole(browser, base_url, site, width):
+    for path in [p for p in pages_of(site) if p == "index.html" or p.startswith("suites/")]:
+        page = open_page(browser, base_url + path, width)
+        draw_every_card(page)
+        captions = page.evaluate(CAPTIONS)
+        page.context.close()
+        assert captions, path
+        texts = [c["text"] for c in captions]
+        duplicates = {t for t in texts if texts.count(t) > 1}
+        assert not duplicates, (path, width, duplicates)
+        cut = [c["text"] for c in captions if c["cut"]]
+        assert not cut, (path, width, cut)
+        for caption in captions:  # the full name on hover, the card's link to its page
+            assert caption["link"].endswith(".html")
+            assert caption["text"].split(" · ")[0] in caption["hover"]
+
+
+NO_WIDER_THAN_THE_SCREEN = "() => document.documentElement.scrollWidth - innerWidth"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_is_wider_than_the_screen(browser, base_url, site, width):
+    wider = {}
+    for path in pages_of(site):
+        page = open_page(browser, base_url + path, width)
+        if page.locator("figure.trend").count():
+            draw_every_card(page)
+        excess = page.evaluate(NO_WIDER_THAN_THE_SCREEN)
+        assert not page.errors, page.errors
+        page.context.close()
+        if excess > 0:
+            wider[path] = excess
+    assert not wider, (width, wider)
+
+
+# Per drawn chart: its tick labels' boxes, and the box they must stay in (the card, or the
+# chart's own box on a benchmark page).
+LABEL_BOXES = """() => [...document.querySelectorAll('.tchart')].map(chart => {
+  const holder = chart.closest('figure.trend') || chart;
+  const r = (e) => {
+    const b = e.getBoundingClientRect();
+    return [b.left, b.right, b.top, b.bottom];
+  };
+  return {holder: r(holder),
+          x: [...chart.querySelectorAll('.axis.x .tick')].filter(t => t.offsetParent).map(r),
+          y: [...chart.querySelectorAll('.axis.y .tick')].filter(t => t.offsetParent).map(r)};
+})"""
+
+
+def overlaps(a, b):
+    return a[0] < b[1] - 0.5 and b[0] < a[1] - 0.5 and a[2] < b[3] - 0.5 and b[2] < a[3] - 0.5
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_axis_labels_neither_overlap_nor_leave_their_chart(browser, base_url, site, width):
+    problems = []
+    for path in pages_of(site):
+        page = open_page(browser, base_url + path, width)
+        if page.locator("figure.trend").count():
+            draw_every_card(page)
+        for k, chart in enumerate(page.evaluate(LABEL_BOXES)):
+            left, right = chart["holder"][0], chart["holder"][1]
+            for axis in ("x", "y"):
+                boxes = chart[axis]
+                for i, box in enumerate(boxes):
+                    if box[0] < left - 0.5 or box[1] > right + 0.5:
+                        problems.append((path, k, axis, "outside", box, chart["holder"]))
+                    problems += [(path, k, axis, "overlap", box, other)
+                                 for other in boxes[i + 1:] if overlaps(box, other)]
+        page.context.close()
+    assert not problems, (width, problems[:5], len(problems))
