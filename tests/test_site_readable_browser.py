@@ -16,6 +16,7 @@ import pytest
 from site_names import CATCH2, DOTNET, GO, JMH, PYTEST, RUST
 from test_site_browser import CHROMIUM, CHROMIUM_ARGS, served
 from torch_bench.formats.github_action_benchmark import import_github_action_benchmark
+from torch_bench.render import paths
 from torch_bench.render.build import build_site
 from torch_bench.store.reader import History
 
@@ -79,7 +80,7 @@ def browser():
 
 def pages_of(site):
     suites = sorted(p.relative_to(site).as_posix() for p in (site / "suites").glob("*.html"))
-    benchmarks = sorted((site / "benchmarks").glob("*.html"))
+    benchmarks = sorted((site / paths.BENCHMARK_DIR).glob("*.html"))
     firsts = {}  # one benchmark page per suite: its crumb names the suite
     for page in benchmarks:
         crumb = re.search(r'class="crumbs"><a [^>]*>([^<]*)<', page.read_text()).group(1)
@@ -189,3 +190,51 @@ def test_axis_labels_neither_overlap_nor_leave_their_chart(browser, base_url, si
                                  for other in boxes[i + 1:] if overlaps(box, other)]
         page.context.close()
     assert not problems, (width, problems[:5], len(problems))
+
+
+def unit_of(text):
+    """The unit after a number: "208 ns" -> "ns", "1.82 G items/s" -> "G items/s"."""
+    match = re.match(r"^[-\d,.]+ ?(.*)$", text.strip())
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("suite", list(SUITES))
+def test_a_benchmark_page_says_one_unit_everywhere(browser, base_url, site, suite):
+    path = next(p for p in pages_of(site) if p.startswith(paths.BENCHMARK_DIR + "/") and suite in (
+        site / p).read_text())
+    page = open_page(browser, base_url + path, 1280)
+    header = page.locator("h1 small").inner_text()
+    axis = page.locator("#trend .tchart .unit").inner_text()
+    latest = page.locator(".headline strong").inner_text()
+    assert header.startswith(f"({axis}, "), (header, axis)
+    assert axis and unit_of(latest) == axis, (latest, axis)
+    medians = page.locator("table").last.locator("tbody tr td.num:nth-last-child(3)")
+    assert {unit_of(t) for t in medians.all_inner_texts()} == {axis}
+    spreads = page.locator("table").last.locator("tbody tr td.num:nth-last-child(2)")
+    assert set(spreads.all_inner_texts()) == {"none recorded"}  # one value a run, no spread
+    page.wait_for_selector("#trend[data-interactive='1']")
+    box = page.locator("#trend .plot").bounding_box()
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)
+    tip = page.locator("#trend-tip")
+    tip.wait_for(state="visible")
+    value = tip.locator("strong").inner_text()
+    assert unit_of(value) == axis, (value, axis)
+    assert "no spread recorded" in tip.inner_text() and "IQR" not in tip.inner_text()
+    assert "torch" not in tip.inner_text()  # an imported run never saw torch
+    assert "torch" not in page.locator("table").last.inner_text()
+    page.context.close()
+
+
+def test_card_values_and_axes_agree_on_one_unit(browser, base_url, site):
+    page = open_page(browser, base_url + "index.html", 1280)
+    draw_every_card(page)
+    cards = page.evaluate("""() => [...document.querySelectorAll('figure.trend')].map(f => ({
+      unit: f.querySelector('.tchart .unit').textContent,
+      visible: f.querySelector('.tchart .unit').getClientRects().length > 0,
+      latest: f.querySelector('.latest').textContent,
+      labels: [...f.querySelectorAll('.axis.y .tick')].map(t => t.textContent)}))""")
+    page.context.close()
+    for card in cards:
+        assert card["visible"] or not card["unit"], card
+        assert unit_of(card["latest"]) == card["unit"], card
+        assert all(len(label) <= 5 for label in card["labels"]), card  # "2,500,000,000" no more

@@ -107,18 +107,18 @@ def _shared_ends(names: Sequence[str]) -> tuple[int, int]:
     return head, tail
 
 
-def _window(name: str, head: int, tail: int, budget: int) -> str | None:
-    """The longest part of `name` that keeps all but its shared prefix (`head` characters)
-    and suffix (`tail`) and fits `budget` with an ellipsis for each cut end, cut at word
-    boundaries; the end of the name is kept rather than its start. None if none fits."""
-    cuts = boundaries(name)
-    best: tuple[int, str] | None = None
-    for end in sorted((b for b in cuts if b >= len(name) - tail), reverse=True):
-        for start in (b for b in cuts if b <= head):
-            text = _cut_ends(name, start, end)
-            if len(text) <= budget and (best is None or len(text) > best[0]):
-                best = (len(text), text)
-    return best[1] if best else None
+MIN_CUT = 3  # a shared end this short is kept: an ellipsis would save nothing
+STRONG_SEPARATORS = "/:. ()[],="  # between the parts of a name; "_" and "-" join words
+
+
+def _whole_words(name: str, head: int, tail: int) -> tuple[int, int]:
+    """The part of `name` between its shared prefix (`head` characters) and suffix (`tail`),
+    widened to the strong separators around it: "Fib10" rather than "10", "test_case_006"
+    rather than "006"."""
+    start = max((name.rfind(sep, 0, head) + 1 for sep in STRONG_SEPARATORS), default=0)
+    end = len(name) - tail
+    found = [i for sep in STRONG_SEPARATORS if (i := name.find(sep, end)) >= 0]
+    return start, (min(found) if found and tail else len(name))
 
 
 CUT_TRIMMED = "._-/: "  # separators dropped next to an ellipsis: "…bert", not "….bert"
@@ -136,13 +136,19 @@ def _cut_ends(name: str, start: int, end: int) -> str:
 
 def _middle(core: str, others: Sequence[str], room: int) -> tuple[int, int]:
     """(head, tail): how many characters of `core` to keep before and after a middle
-    ellipsis within `room`, chosen so that no other core starts and ends the same way
-    (favouring the end, where names usually differ)."""
+    ellipsis within `room`, chosen so that no other core starts and ends the same way: cut
+    at word boundaries where that fits, keeping as much as fits, the end rather than the
+    start (where names usually differ)."""
     keep = room - 1
+    cuts = boundaries(core)
+    pairs = sorted(((h, len(core) - b) for h in cuts for b in cuts
+                    if 0 < h < b and h + len(core) - b <= keep),
+                   key=lambda pair: (-(pair[0] + pair[1]), -pair[1]))
     first = max(keep // 3, 1)
-    for head in [*range(first, 0, -1), *range(first + 1, keep)]:
-        tail = keep - head
-        if not any(o.startswith(core[:head]) and o.endswith(core[-tail:]) for o in others):
+    pairs += [(h, keep - h) for h in [*range(first, 0, -1), *range(first + 1, keep)]]
+    for head, tail in pairs:
+        if not any(o.startswith(core[:head]) and o.endswith(core[len(core) - tail:])
+                   for o in others):
             return head, tail
     return first, keep - first
 
@@ -150,28 +156,34 @@ def _middle(core: str, others: Sequence[str], room: int) -> tuple[int, int]:
 def card_titles(names: Iterable[str], budget: int = CARD_TITLE_CHARS) -> dict[str, str]:
     """A title for each of `names` (the benchmarks of one suite) that tells it from the
     others within `budget` characters: the whole name when it fits; else the part left
-    when the prefix and suffix they all share are cut (at word boundaries, an ellipsis in
-    their place); else that part with its middle replaced by an ellipsis, keeping as much of
-    its start and end as tells it apart. Distinct names always get distinct titles (a name
-    is kept whole, beyond the budget, where shortening could not keep them apart)."""
+    when the prefix and suffix they all share are cut (back to the separators around the
+    words that differ, an ellipsis in their place); else that part with its middle replaced
+    by an ellipsis, keeping as much of its start and end as tells it apart. Distinct names
+    always get distinct titles (a name is kept whole, beyond the budget, where shortening
+    could not keep them apart)."""
     distinct = sorted(set(names))
     head, tail = _shared_ends(distinct)
+    head, tail = (head if head > MIN_CUT else 0), (tail if tail > MIN_CUT else 0)
     cores = {n: n[head:len(n) - tail] for n in distinct}
     titles = {}
     for name in distinct:
         if len(name) <= budget:
             titles[name] = name
             continue
-        shown = _window(name, head, tail, budget)
-        if shown is None:
+        start, end = _whole_words(name, head, tail)
+        shown = _cut_ends(name, start, end)
+        if len(shown) > budget:
             core = cores[name]
             before = ELLIPSIS if head else ""
             after = ELLIPSIS if tail else ""
             room = max(budget - len(before) - len(after), 3)
-            others = [c for n, c in cores.items() if n != name]
-            h, t = _middle(core, others, room)
-            shown = (before + core[:h].lstrip(CUT_TRIMMED) + ELLIPSIS
-                     + core[len(core) - t:] + after)
+            if len(core) <= room:  # the words around it make it too long, not itself
+                shown = _cut_ends(name, head, len(name) - tail)
+            else:
+                others = [c for n, c in cores.items() if n != name]
+                h, t = _middle(core, others, room)
+                shown = (before + core[:h].lstrip(CUT_TRIMMED) + ELLIPSIS
+                         + core[len(core) - t:] + after)
         titles[name] = shown
     seen: dict[str, list[str]] = {}
     for name, title in titles.items():

@@ -30,7 +30,8 @@ from torch_bench.render.measured import NOT_MEASURED, was_measured
 from torch_bench.render.model import Series, SiteModel
 from torch_bench.render.names import card_titles, own_params, param_spread, shared_params
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_medians
-from torch_bench.render.svg_chart import ChangePoint, Chart, trend_chart
+from torch_bench.render.svg_chart import ChangePoint, Chart, chart_unit, trend_chart
+from torch_bench.render.units import DisplayUnit
 from torch_bench.results.schema import SUCCESS_STATUSES
 
 TREND_POINTS = 120  # points drawn per small multiple
@@ -59,28 +60,31 @@ class TrendCard:
 def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                baseline_branch: str | None) -> TrendCard:
     flag, css = attention(series, marks, band, baseline_branch)
-    latest = float(series.points.median[-1]) if len(series.points) else None
-    head = headline(series, band, baseline_branch)
+    head = headline(series, band, baseline_branch, card_unit(series, marks, band,
+                                                             baseline_branch))
     return TrendCard(series=series, page=paths.benchmark_page(series),
-                     data_file=paths.trend_data(series),
-                     latest=format_value(latest, series.unit)
-                     if was_measured(latest, series.unit) else NOT_MEASURED, flag=flag,
+                     data_file=paths.trend_data(series), latest=head["latest"], flag=flag,
                      css=css, title=series.name,
                      change=f"{head['change']} vs {head['baseline']}" if head["change"] != "—"
                      else "", change_css=head["change_css"])
 
 
-def headline(series: Series, band: NoiseBand, baseline_branch: str | None) -> dict[str, str]:
-    """What a chart says in words above it: the newest value, its change against the newest
-    point of the baseline branch before it (coloured beyond noise only), the noise band."""
+def headline(series: Series, band: NoiseBand, baseline_branch: str | None,
+             shown: DisplayUnit | None = None) -> dict[str, str]:
+    """What a chart says in words above it: the newest value (in the chart's unit, `shown`,
+    else in the one that suits it), its change against the newest point of the baseline
+    branch before it (coloured beyond noise only), the noise band."""
     pts = series.points
     latest = float(pts.median[-1]) if len(pts) else None
     base = pts.last_on_branch(baseline_branch, len(pts) - 1)
     change = None
     if series.last_status in SUCCESS_STATUSES and was_measured(latest, series.unit):
         change = relative_change(latest, base.median if base else None)
-    return {"latest": format_value(latest, series.unit) if was_measured(latest, series.unit)
-            else NOT_MEASURED,
+    if not was_measured(latest, series.unit):
+        latest_text = NOT_MEASURED
+    else:
+        latest_text = shown.format(latest) if shown else format_value(latest, series.unit)
+    return {"latest": latest_text,
             "date": pts[-1].run.date if len(pts) else "",
             "change": format_change(change), "change_css": change_css(change, series.direction,
                                                                       band),
@@ -88,6 +92,15 @@ def headline(series: Series, band: NoiseBand, baseline_branch: str | None) -> di
             "baseline_commit": base.run.short_sha if base else "",
             "noise": f"±{band.percent:.1f}%" if band.percent is not None else "unknown",
             "noise_text": band.describe()}
+
+
+def card_unit(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
+              baseline_branch: str | None) -> DisplayUnit:
+    """The unit the card's chart is drawn in (dashboard.js draws it from `trend_payload`
+    with the same rule), so that the value under it is written in the same unit."""
+    first = window_start(series)
+    level_band = band_range(series, marks, band, baseline_branch)
+    return chart_unit(series.points.median[first:].tolist(), series.unit, level_band or ())
 
 
 def window_start(series: Series, points: int = TREND_POINTS) -> int:
