@@ -33,7 +33,9 @@ SUITES = {
     "pytest-benchmark": ("pytest", "iter/sec", PYTEST, 5.0e4),
     "Catch2 Benchmark": ("catch2", "ns", CATCH2, 3.5e6),
     "BenchmarkDotNet": ("benchmarkdotnet", "ns", DOTNET, 1.5e3),
+    "Quick": ("customSmallerIsBetter", "ms", ["cold start", "warm start"], 40.0),
 }
+SECONDS_APART = {"Quick"}  # all its runs within a minute: its cards' dates are one label
 WIDTHS = (1280, 390)
 
 
@@ -51,7 +53,8 @@ def data_js() -> str:
             runs.append({"commit": {"id": sha, "message": f"Change {i}",
                                     "url": f"https://github.com/octo/net/commit/{sha}",
                                     "timestamp": "2024-01-01T00:00:00Z"},
-                         "date": START_MS + i * 31 * DAY_MS + s * 1000,
+                         "date": START_MS + s * 1000 + i * (
+                             1000 if suite in SECONDS_APART else 31 * DAY_MS),
                          "tool": tool, "benches": benches})
         entries[suite] = runs
     return "window.BENCHMARK_DATA = " + json.dumps(
@@ -78,14 +81,16 @@ def browser():
         chromium.close()
 
 
-def pages_of(site):
+def pages_of(site, suites_whole=("JMH Benchmark", "pytest-benchmark", "Rust Benchmark")):
+    """The overview, every suite page, the compare page and the first benchmark page of
+    each of `suites_whole` (the longest names and the largest numbers)."""
     suites = sorted(p.relative_to(site).as_posix() for p in (site / "suites").glob("*.html"))
     benchmarks = sorted((site / paths.BENCHMARK_DIR).glob("*.html"))
     firsts = {}  # one benchmark page per suite: its crumb names the suite
     for page in benchmarks:
         crumb = re.search(r'class="crumbs"><a [^>]*>([^<]*)<', page.read_text()).group(1)
         firsts.setdefault(crumb, page.relative_to(site).as_posix())
-    return ["index.html", *suites, *firsts.values(), "compare.html"]
+    return ["index.html", *suites, *(firsts[s] for s in suites_whole), "compare.html"]
 
 
 def open_page(browser, url, width):
@@ -116,44 +121,7 @@ CAPTIONS = """() => [...document.querySelectorAll('figure.trend figcaption')].ma
         .some(e => e.scrollWidth > e.clientWidth + 1),
   link: c.querySelector('a').getAttribute('href'),
   hover: c.getAttribute('title')}))"""
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-def test_every_card_is_named_apart_and_whole(browser, base_url, site, width):
-    for path in [p for p in pages_of(site) if p == "index.html" or p.startswith("suites/")]:
-        page = open_page(browser, base_url + path, width)
-        draw_every_card(page)
-        captions = page.evaluate(CAPTIONS)
-        page.context.close()
-        assert captions, path
-        texts = [c["text"] for c in captions]
-        duplicates = {t for t in texts if texts.count(t) > 1}
-        assert not duplicates, (path, width, duplicates)
-        cut = [c["text"] for c in captions if c["cut"]]
-        assert not cut, (path, width, cut)
-        for caption in captions:  # the full name on hover, the card's link to its page
-            assert caption["link"].endswith(".html")
-            assert caption["text"].split(" · ")[0] in caption["hover"]
-
-
 NO_WIDER_THAN_THE_SCREEN = "() => document.documentElement.scrollWidth - innerWidth"
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-def test_no_page_is_wider_than_the_screen(browser, base_url, site, width):
-    wider = {}
-    for path in pages_of(site):
-        page = open_page(browser, base_url + path, width)
-        if page.locator("figure.trend").count():
-            draw_every_card(page)
-        excess = page.evaluate(NO_WIDER_THAN_THE_SCREEN)
-        assert not page.errors, page.errors
-        page.context.close()
-        if excess > 0:
-            wider[path] = excess
-    assert not wider, (width, wider)
-
-
 # Per drawn chart: its tick labels' boxes, and the box they must stay in (the card, or the
 # chart's own box on a benchmark page).
 LABEL_BOXES = """() => [...document.querySelectorAll('.tchart')].map(chart => {
@@ -168,18 +136,58 @@ LABEL_BOXES = """() => [...document.querySelectorAll('.tchart')].map(chart => {
 })"""
 
 
+@pytest.fixture(scope="module")
+def seen(browser, base_url, site):
+    """Each page at each width, read once: how much wider than the screen it is, its cards'
+    captions, its charts' axis labels (every card scrolled into view and drawn first)."""
+    found = {}
+    for width in WIDTHS:
+        for path in pages_of(site):
+            page = open_page(browser, base_url + path, width)
+            if page.locator("figure.trend").count():
+                draw_every_card(page)
+            found[path, width] = {"excess": page.evaluate(NO_WIDER_THAN_THE_SCREEN),
+                                  "captions": page.evaluate(CAPTIONS),
+                                  "charts": page.evaluate(LABEL_BOXES),
+                                  "errors": page.errors}
+            page.context.close()
+    return found
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_card_is_named_apart_and_whole(seen, width):
+    pages = {path: v for (path, w), v in seen.items() if w == width and v["captions"]}
+    assert "index.html" in pages and len(pages) >= 1 + len(SUITES)
+    for path, found in pages.items():
+        captions = found["captions"]
+        texts = [c["text"] for c in captions]
+        duplicates = {t for t in texts if texts.count(t) > 1}
+        assert not duplicates, (path, width, duplicates)
+        cut = [c["text"] for c in captions if c["cut"]]
+        assert not cut, (path, width, cut)
+        for caption in captions:  # the full name on hover, the card's link to its page
+            assert caption["link"].endswith(".html")
+            assert caption["text"].split(" · ")[0] in caption["hover"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_is_wider_than_the_screen(seen, width):
+    wider = {path: v["excess"] for (path, w), v in seen.items() if w == width and v["excess"] > 0}
+    assert not wider, (width, wider)
+    assert not [v["errors"] for v in seen.values() if v["errors"]]
+
+
 def overlaps(a, b):
     return a[0] < b[1] - 0.5 and b[0] < a[1] - 0.5 and a[2] < b[3] - 0.5 and b[2] < a[3] - 0.5
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_axis_labels_neither_overlap_nor_leave_their_chart(browser, base_url, site, width):
+def test_axis_labels_neither_overlap_nor_leave_their_chart(seen, width):
     problems = []
-    for path in pages_of(site):
-        page = open_page(browser, base_url + path, width)
-        if page.locator("figure.trend").count():
-            draw_every_card(page)
-        for k, chart in enumerate(page.evaluate(LABEL_BOXES)):
+    for (path, w), found in seen.items():
+        if w != width:
+            continue
+        for k, chart in enumerate(found["charts"]):
             left, right = chart["holder"][0], chart["holder"][1]
             for axis in ("x", "y"):
                 boxes = chart[axis]
@@ -188,8 +196,8 @@ def test_axis_labels_neither_overlap_nor_leave_their_chart(browser, base_url, si
                         problems.append((path, k, axis, "outside", box, chart["holder"]))
                     problems += [(path, k, axis, "overlap", box, other)
                                  for other in boxes[i + 1:] if overlaps(box, other)]
-        page.context.close()
     assert not problems, (width, problems[:5], len(problems))
+    assert sum(len(v["charts"]) for (_, w), v in seen.items() if w == width) > 50
 
 
 def unit_of(text):
@@ -200,8 +208,8 @@ def unit_of(text):
 
 @pytest.mark.parametrize("suite", list(SUITES))
 def test_a_benchmark_page_says_one_unit_everywhere(browser, base_url, site, suite):
-    path = next(p for p in pages_of(site) if p.startswith(paths.BENCHMARK_DIR + "/") and suite in (
-        site / p).read_text())
+    path = next(p for p in pages_of(site, list(SUITES))
+                if p.startswith(paths.BENCHMARK_DIR + "/") and suite in (site / p).read_text())
     page = open_page(browser, base_url + path, 1280)
     header = page.locator("h1 small").inner_text()
     axis = page.locator("#trend .tchart .unit").inner_text()
@@ -238,3 +246,12 @@ def test_card_values_and_axes_agree_on_one_unit(browser, base_url, site):
         assert card["visible"] or not card["unit"], card
         assert unit_of(card["latest"]) == card["unit"], card
         assert all(len(label) <= 5 for label in card["labels"]), card  # "2,500,000,000" no more
+
+
+def test_a_benchmark_page_says_how_its_noise_band_and_a_reports_resolution_differ(site):
+    page = next(p for p in (site / paths.BENCHMARK_DIR).glob("*.html")
+                if "noise band ±" in p.read_text())
+    text = page.read_text()
+    band = re.search(r"noise band <span[^>]*>(±[\d.]+%)</span>", text).group(1)
+    note = re.search(r'<p class="hint" id="noise-note">([^<]*)</p>', text).group(1)
+    assert f"The noise band ({band})" in note and "resolution" in note

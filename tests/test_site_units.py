@@ -8,6 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from torch_bench.render.escape import breakable
 from torch_bench.render.model import RunInfo
 from torch_bench.render.svg_chart import trend_chart
 from torch_bench.render.units import display_unit, format_value, significant
@@ -66,3 +67,9 @@ def test_the_environment_line_names_only_what_the_run_recorded():
     assert run_info(gpu="NVIDIA A100", torch="2.6.0", cuda="12.4").environment == (
         "NVIDIA A100 · torch 2.6.0 · CUDA 12.4")
     assert "torch" not in run_info(gpu="NVIDIA A100", fingerprint="ab").environment
+
+
+def test_a_long_name_may_wrap_at_its_separators_and_stays_escaped():
+    shown = str(breakable("tests/test_x.py::test_<b>[a-1]"))
+    assert shown == ("tests/<wbr>test_<wbr>x.<wbr>py::<wbr>test_<wbr>&lt;b&gt;[<wbr>a-<wbr>1]")
+    assert "<b>" not in shown

@@ -851,8 +851,10 @@
       const host = element.getBoundingClientRect();
       const left = box.left - host.left + point.x * box.width;
       const width = tip.offsetWidth;
-      tip.style.left = Math.max(0, Math.min(left + 12, host.width - width)) + "px";
-      if (left + 12 + width > host.width) tip.style.left = Math.max(0, left - 12 - width) + "px";
+      // kept clear of the value axis' labels (left of the plot) wherever the tip fits
+      const start = Math.max(0, Math.min(box.left - host.left, host.width - width));
+      tip.style.left = Math.max(start, Math.min(left + 12, host.width - width)) + "px";
+      if (left + 12 + width > host.width) tip.style.left = Math.max(start, left - 12 - width) + "px";
       tip.style.top = Math.max(0, box.top - host.top + y * box.height - tip.offsetHeight - 10) + "px";
       element.setAttribute("data-hover", String(i));
     }
