@@ -7,6 +7,7 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -134,11 +135,18 @@ def _cut_ends(name: str, start: int, end: int) -> str:
     return text
 
 
-def _middle(core: str, others: Sequence[str], room: int) -> tuple[int, int]:
+def _starting_with(ordered: Sequence[str], prefix: str) -> Sequence[str]:
+    """The strings of sorted `ordered` that start with `prefix` (a contiguous run of them)."""
+    first = bisect.bisect_left(ordered, prefix)
+    last = bisect.bisect_left(ordered, prefix + "\U0010ffff", first)
+    return ordered[first:last]
+
+
+def _middle(core: str, cores: Sequence[str], room: int) -> tuple[int, int]:
     """(head, tail): how many characters of `core` to keep before and after a middle
-    ellipsis within `room`, chosen so that no other core starts and ends the same way: cut
-    at word boundaries where that fits, keeping as much as fits, the end rather than the
-    start (where names usually differ)."""
+    ellipsis within `room`, chosen so that no other of the sorted `cores` starts and ends
+    the same way: cut at word boundaries where that fits, keeping as much as fits, the end
+    rather than the start (where names usually differ)."""
     keep = room - 1
     cuts = boundaries(core)
     pairs = sorted(((h, len(core) - b) for h in cuts for b in cuts
@@ -147,8 +155,8 @@ def _middle(core: str, others: Sequence[str], room: int) -> tuple[int, int]:
     first = max(keep // 3, 1)
     pairs += [(h, keep - h) for h in [*range(first, 0, -1), *range(first + 1, keep)]]
     for head, tail in pairs:
-        if not any(o.startswith(core[:head]) and o.endswith(core[len(core) - tail:])
-                   for o in others):
+        end = core[len(core) - tail:]
+        if not any(o != core and o.endswith(end) for o in _starting_with(cores, core[:head])):
             return head, tail
     return first, keep - first
 
@@ -165,6 +173,7 @@ def card_titles(names: Iterable[str], budget: int = CARD_TITLE_CHARS) -> dict[st
     head, tail = _shared_ends(distinct)
     head, tail = (head if head > MIN_CUT else 0), (tail if tail > MIN_CUT else 0)
     cores = {n: n[head:len(n) - tail] for n in distinct}
+    ordered = sorted(cores.values())
     titles = {}
     for name in distinct:
         if len(name) <= budget:
@@ -180,8 +189,7 @@ def card_titles(names: Iterable[str], budget: int = CARD_TITLE_CHARS) -> dict[st
             if len(core) <= room:  # the words around it make it too long, not itself
                 shown = _cut_ends(name, head, len(name) - tail)
             else:
-                others = [c for n, c in cores.items() if n != name]
-                h, t = _middle(core, others, room)
+                h, t = _middle(core, ordered, room)
                 shown = (before + core[:h].lstrip(CUT_TRIMMED) + ELLIPSIS
                          + core[len(core) - t:] + after)
         titles[name] = shown
