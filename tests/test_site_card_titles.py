@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from site_names import CATCH2, DOTNET, GO, JMH, PYTEST, RUST
@@ -90,6 +90,7 @@ def test_word_boundaries():
 NAME = st.text(alphabet="abcXYZ019_./:-[] ", min_size=1, max_size=60)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a busy machine
 @given(st.lists(NAME, min_size=1, max_size=12), st.integers(min_value=8, max_value=40))
 def test_any_names_get_distinct_titles_within_the_budget_or_whole(names, budget):
     titles = card_titles(names, budget)
