@@ -190,8 +190,8 @@ def card_titles(names: Iterable[str], budget: int = CARD_TITLE_CHARS) -> dict[st
                 shown = _cut_ends(name, head, len(name) - tail)
             else:
                 h, t = _middle(core, ordered, room)
-                shown = (before + core[:h].lstrip(CUT_TRIMMED) + ELLIPSIS
-                         + core[len(core) - t:] + after)
+                shown = (before + core[:h].strip(CUT_TRIMMED) + ELLIPSIS
+                         + core[len(core) - t:].lstrip(CUT_TRIMMED) + after)
         titles[name] = shown
     seen: dict[str, list[str]] = {}
     for name, title in titles.items():
