@@ -36,8 +36,10 @@ def test_labels_share_the_display_unit_of_the_largest():
     assert [label for _, label in ticks] == ["0.6", "0.8", "1.0", "1.2", "1.4"]
     _, _, ticks, unit = value_axis([2048.0, 4096.0], "MB")
     assert unit == "GB" and [label for _, label in ticks] == ["1", "2", "3", "4", "5"]
-    _, _, ticks, unit = value_axis([123_456.0, 150_000.0], "items/s")
-    assert unit == "items/s" and ticks[0][1] == "120,000"
+    _, _, ticks, unit = value_axis([123_456.0, 150_000.0], "items/s")  # SI prefixes
+    assert unit == "k items/s" and ticks[0][1] == "120"
+    _, _, ticks, unit = value_axis([1.82e9, 2.4e9], "items/s")
+    assert unit == "G items/s" and [label for _, label in ticks][:2] == ["1.6", "1.8"]
     assert value_axis([1.3, 1.41], "ratio")[2][1][1] == "1.30"
 
 

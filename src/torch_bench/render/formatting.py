@@ -3,20 +3,16 @@ percentages with better/worse decided by the metric's direction."""
 
 from __future__ import annotations
 
-import math
-
-from torch_bench.metrics import format_quantity
+from torch_bench.render import units
 
 # A change smaller than this (as a fraction) is shown without a better/worse colour.
 NEUTRAL_BAND = 0.01
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """The value with its unit scaled to its size (`metrics.format_quantity`, shared with
-    the terminal table and the Markdown report); a dash when there is none."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    return format_quantity(value, unit)
+    """The value with its unit scaled to its size (units.py: SI prefixes for rates and
+    counts, the unit's own scale for times and memory); a dash when there is none."""
+    return units.format_value(value, unit)
 
 
 def relative_change(new: float | None, old: float | None) -> float | None:

@@ -22,6 +22,7 @@ from torch_bench.results.schema import Run
 from torch_bench.store.reader import History
 
 DEFAULT_BASELINE_BRANCHES = ("main", "master")
+NOT_RECORDED = "not recorded"  # the environment of a run that recorded none (an import)
 
 
 class ChangePointLike(Protocol):
@@ -61,7 +62,12 @@ class RunInfo:
 
     @property
     def environment(self) -> str:
-        return f"{self.gpu} · torch {self.torch}" + (f" · CUDA {self.cuda}" if self.cuda else "")
+        """What the run recorded of where it ran; torch and CUDA only when it recorded them
+        (an imported history of a Rust or Go project never saw torch)."""
+        if not (self.torch or self.cuda or self.fingerprint) and self.gpu == "CPU":
+            return NOT_RECORDED
+        return self.gpu + (f" · torch {self.torch}" if self.torch else "") + (
+            f" · CUDA {self.cuda}" if self.cuda else "")
 
 
 @dataclass(frozen=True)

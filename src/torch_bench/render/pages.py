@@ -11,7 +11,7 @@ from torch_bench.render import names, paths
 from torch_bench.render.facets import FACETS, Facet, param_facet_value
 from torch_bench.render.formatting import format_change, format_value, relative_change
 from torch_bench.render.markers import ChangeMark
-from torch_bench.render.measured import measured_or_none, shown_value
+from torch_bench.render.measured import NOT_MEASURED, measured_or_none, was_measured
 from torch_bench.render.model import Point, RunInfo, RunValue, Series, SiteModel
 from torch_bench.render.names import short_names
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_band
@@ -19,6 +19,7 @@ from torch_bench.render.notes import Notes, marker_labels, marker_notes
 from torch_bench.render.sparkline import sparkline_points
 from torch_bench.render.svg_chart import trend_chart
 from torch_bench.render.trends import chart_points, headline, series_chart
+from torch_bench.render.units import DisplayUnit, display_unit
 from torch_bench.results.schema import SUCCESS_STATUSES
 
 SPARKLINE_POINTS = 30
@@ -138,6 +139,7 @@ class SuiteRow:
     points: int
     params: str = ""  # only the params this row does not share with every row of the table
     name: str = ""  # the name shown: the suite's common prefix left out (names.py)
+    unit: str = ""  # the unit `latest` is written in
 
 
 def baseline_point(series: Series, branch: str | None) -> Point | None:
@@ -160,11 +162,14 @@ def suite_row(series: Series, baseline_branch: str | None,
                                                         series.unit))
         to_base = relative_change(now, measured_or_none(base and base.median, series.unit))
     facets = {f.key: v for f in FACETS if (v := facet_value(f, series)) is not None}
+    newest = latest.median if latest else None
+    shown = display_unit(newest if newest is not None else 0.0, series.unit)
     return SuiteRow(
         series=series,
         page=paths.benchmark_page(series),
         facets=facets,
-        latest=shown_value(latest.median if latest else None, series.unit),
+        latest=shown.format(newest) if was_measured(newest, series.unit) else NOT_MEASURED,
+        unit=unit_label(shown, series.unit),
         latest_run=latest.run if latest else None,
         vs_previous=format_change(to_prev),
         vs_previous_css=change_css(to_prev, series.direction, band),
@@ -222,16 +227,20 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
     band = band or noise_band(series, model.baseline_branch, marks)
     noted = marker_labels(series, marks, notes or {})
     drawn = chart_points(series, marks, band, model.baseline_branch)
+    chart = series_chart(series, marks, band, model.baseline_branch, noted=noted)
+    shown = chart.shown  # one unit for the chart, its header, headline and table
     return {
-        "chart": series_chart(series, marks, band, model.baseline_branch, noted=noted),
+        "chart": chart,
+        "unit_label": unit_label(shown, series.unit),
         "chart_points": drawn,
-        "headline": headline(series, band, model.baseline_branch),
+        "headline": headline(series, band, model.baseline_branch, shown),
         "series": series,
         "data_file": paths.series_data(series),
         "trend_file": paths.trend_data(series),
         "suite_page": paths.suite_page(series.suite),
-        "rows": [{"point": p, "median": shown_value(p.median, series.unit),
-                  "iqr": format_value(p.q3 - p.q1, series.unit)} for p in recent],
+        "rows": [{"point": p, "median": shown.format(p.median)
+                  if was_measured(p.median, series.unit) else NOT_MEASURED,
+                  "iqr": spread_text(p, shown)} for p in recent],
         "branches": branch_choices(drawn["branch"], model.baseline_branch,
                                    bool(series.points.on_branch(model.baseline_branch).size)),
         "overlays": [{"key": k, "label": labels.get(k, k)} for k in overlay_facets],
@@ -240,6 +249,20 @@ def benchmark_context(model: SiteModel, series: Series, marks: Sequence[ChangeMa
                     for m, noted in zip(marks, marker_notes(series, marks, notes or {}),
                                         strict=True)],
     }
+
+
+NO_SPREAD = "none recorded"  # a single sample (an import of one value per run): no spread
+
+
+def spread_text(point: Point, shown: DisplayUnit) -> str:
+    """A run's interquartile range in the chart's unit, or that the source recorded none."""
+    return NO_SPREAD if point.n <= 1 else shown.format(point.q3 - point.q1)
+
+
+def unit_label(shown: DisplayUnit, unit: str) -> str:
+    """The unit named in a chart's header: its display unit, "ratio" for ratios, "" for
+    bare numbers."""
+    return shown.symbol or ("ratio" if unit == "ratio" else "")
 
 
 def branch_choices(drawn_branches: Sequence[str], baseline_branch: str | None,
@@ -279,8 +302,10 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
         vb = measured_or_none(rb.median, series.unit) if rb is not None else None
         change = relative_change(vb, va)
         band = bands.get(series.key) or noise_band(series, model.baseline_branch)
+        both = display_unit(max(abs(v) for v in (va or 0.0, vb or 0.0)), series.unit)
         rows.append({"series": series, "page": paths.benchmark_page(series),
-                     "a": shown(ra, series.unit), "b": shown(rb, series.unit),
+                     "a": shown(ra, series.unit, both), "b": shown(rb, series.unit, both),
+                     "unit": unit_label(both, series.unit),
                      "ratio": f"{vb / va:.3f}" if va and vb is not None else "—",
                      "change": format_change(change),
                      "css": change_css(change, series.direction, band),
@@ -288,11 +313,14 @@ def compare_rows(model: SiteModel, a: RunInfo, b: RunInfo,
     return rows
 
 
-def shown(value: RunValue | None, unit: str) -> str:
-    """A compare cell: the value, "—" when there is no result, else its failed status."""
+def shown(value: RunValue | None, unit: str, both: DisplayUnit) -> str:
+    """A compare cell: the value as a number in the row's unit (`both`), "—" when there is
+    no result, else its failed status."""
     if value is None:
         return format_value(None, unit)
-    return shown_value(value.median, unit) if value.median is not None else value.status
+    if value.median is None:
+        return value.status
+    return both.number(value.median) if was_measured(value.median, unit) else NOT_MEASURED
 
 
 def compare_context(model: SiteModel, bands: Mapping[str, NoiseBand] | None = None) -> dict:

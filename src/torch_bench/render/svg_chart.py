@@ -24,7 +24,8 @@ from datetime import datetime
 
 import numpy as np
 
-from torch_bench.metrics import DISPLAY_SCALES, scaled
+from torch_bench.render.units import DisplayUnit
+from torch_bench.render.units import display_unit as unit_for
 
 VIEW = 1000  # drawing coordinates of the plot, both axes
 Y_TICKS = 5  # about this many value labels
@@ -65,6 +66,7 @@ class Chart:
     high: float
     unit: str  # above the value axis: the display unit of its labels
     summary: str  # the chart in one sentence, for screen readers
+    shown: DisplayUnit = DisplayUnit(1.0, "")  # that unit: every figure about the chart uses it
 
     @property
     def label_chars(self) -> int:
@@ -108,10 +110,11 @@ def value_range(values: Sequence[float], extra: Sequence[float] = ()) -> tuple[f
 def value_axis(values: Sequence[float], unit: str, extra: Sequence[float] = ()
                ) -> tuple[float, float, list[tuple[float, str]], str]:
     """(low, high, [(value, label)], unit title): the axis' range rounded out to whole
-    steps, its labels as numbers in one display unit for all (the one `metrics.scaled` picks
-    for the largest), and that unit."""
+    steps, its labels as numbers in one display unit for all (`chart_unit`), and that
+    unit."""
     low, high = value_range(values, extra)
-    size, symbol = display_unit(max(abs(low), abs(high)), unit)
+    shown = chart_unit(values, unit, extra)
+    size, symbol = shown.size, shown.symbol
     low, high = low / size, high / size  # steps are round in the unit shown
     step = nice_step(high - low)
     low, high = math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
@@ -160,12 +163,12 @@ def axis_title(symbol: str) -> str:
     return "" if symbol in ("1", "count") else symbol
 
 
-def display_unit(largest: float, unit: str) -> tuple[float, str]:
-    """(size of the display unit in `unit`, its symbol) for values up to `largest`."""
-    if unit not in DISPLAY_SCALES or largest == 0:
-        return 1.0, unit
-    number, symbol = scaled(largest, unit)
-    return largest / number, symbol
+def chart_unit(values: Sequence[float], unit: str, extra: Sequence[float] = ()) -> DisplayUnit:
+    """The one display unit of a chart of `values` (and `extra`, say its noise band): the one
+    that suits the largest end of its value axis. Its header, values, spreads and tooltips
+    are written in it too."""
+    low, high = value_range(values, extra)
+    return unit_for(max(abs(low), abs(high)), unit)
 
 
 @functools.lru_cache(maxsize=16384)  # every chart of a site shows the same newest runs
@@ -219,6 +222,7 @@ def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
     interquartile range (`quartiles`: q1 and q3 per point) as a shaded ribbon, clipped to
     the plot: the axis is chosen for the medians, not for the spread of single runs."""
     low, high, y_labels, title = value_axis(values, unit, band or ())
+    shown = chart_unit(values, unit, band or ())
     last = max(len(values) - 1, 1)
 
     def x(i: float) -> float:
@@ -252,4 +256,4 @@ def trend_chart(values: Sequence[float], times: Sequence[str], unit: str, *,
                       for v, label in y_labels),
         x_ticks=tuple(x_labels), band=drawn_band, change_points=marks, env_lines=lines,
         last=(x(len(values) - 1), y(values[-1])) if values else None,
-        low=low, high=high, unit=title, summary=summary)
+        low=low, high=high, unit=title, summary=summary, shown=shown)

@@ -28,9 +28,10 @@ from torch_bench.render.formatting import format_change, format_value, relative_
 from torch_bench.render.markers import ChangeMark, env_changes
 from torch_bench.render.measured import NOT_MEASURED, was_measured
 from torch_bench.render.model import Series, SiteModel
-from torch_bench.render.names import own_params, param_spread, shared_params, short_names
+from torch_bench.render.names import card_titles, own_params, param_spread, shared_params
 from torch_bench.render.noise_band import NoiseBand, change_css, noise_medians
-from torch_bench.render.svg_chart import ChangePoint, Chart, trend_chart
+from torch_bench.render.svg_chart import ChangePoint, Chart, chart_unit, trend_chart
+from torch_bench.render.units import DisplayUnit
 from torch_bench.results.schema import SUCCESS_STATUSES
 
 TREND_POINTS = 120  # points drawn per small multiple
@@ -46,7 +47,7 @@ class TrendCard:
     latest: str
     flag: str  # why it is shown first, or ""
     css: str  # "worse", "better" or "same"
-    title: str = ""  # the name shown, its suite's common prefix left out (names.py)
+    title: str = ""  # the name shown: what tells it from its suite's others (names.py)
     params: str = ""  # the params that tell it from the other cards of its suite
     change: str = ""  # the newest point against the baseline, e.g. "+2.1% vs main"
     change_css: str = "same"
@@ -59,28 +60,31 @@ class TrendCard:
 def trend_card(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
                baseline_branch: str | None) -> TrendCard:
     flag, css = attention(series, marks, band, baseline_branch)
-    latest = float(series.points.median[-1]) if len(series.points) else None
-    head = headline(series, band, baseline_branch)
+    head = headline(series, band, baseline_branch, card_unit(series, marks, band,
+                                                             baseline_branch))
     return TrendCard(series=series, page=paths.benchmark_page(series),
-                     data_file=paths.trend_data(series),
-                     latest=format_value(latest, series.unit)
-                     if was_measured(latest, series.unit) else NOT_MEASURED, flag=flag,
-                     css=css, title=series.title,
+                     data_file=paths.trend_data(series), latest=head["latest"], flag=flag,
+                     css=css, title=series.name,
                      change=f"{head['change']} vs {head['baseline']}" if head["change"] != "—"
                      else "", change_css=head["change_css"])
 
 
-def headline(series: Series, band: NoiseBand, baseline_branch: str | None) -> dict[str, str]:
-    """What a chart says in words above it: the newest value, its change against the newest
-    point of the baseline branch before it (coloured beyond noise only), the noise band."""
+def headline(series: Series, band: NoiseBand, baseline_branch: str | None,
+             shown: DisplayUnit | None = None) -> dict[str, str]:
+    """What a chart says in words above it: the newest value (in the chart's unit, `shown`,
+    else in the one that suits it), its change against the newest point of the baseline
+    branch before it (coloured beyond noise only), the noise band."""
     pts = series.points
     latest = float(pts.median[-1]) if len(pts) else None
     base = pts.last_on_branch(baseline_branch, len(pts) - 1)
     change = None
     if series.last_status in SUCCESS_STATUSES and was_measured(latest, series.unit):
         change = relative_change(latest, base.median if base else None)
-    return {"latest": format_value(latest, series.unit) if was_measured(latest, series.unit)
-            else NOT_MEASURED,
+    if not was_measured(latest, series.unit):
+        latest_text = NOT_MEASURED
+    else:
+        latest_text = shown.format(latest) if shown else format_value(latest, series.unit)
+    return {"latest": latest_text,
             "date": pts[-1].run.date if len(pts) else "",
             "change": format_change(change), "change_css": change_css(change, series.direction,
                                                                       band),
@@ -88,6 +92,15 @@ def headline(series: Series, band: NoiseBand, baseline_branch: str | None) -> di
             "baseline_commit": base.run.short_sha if base else "",
             "noise": f"±{band.percent:.1f}%" if band.percent is not None else "unknown",
             "noise_text": band.describe()}
+
+
+def card_unit(series: Series, marks: Sequence[ChangeMark], band: NoiseBand,
+              baseline_branch: str | None) -> DisplayUnit:
+    """The unit the card's chart is drawn in (dashboard.js draws it from `trend_payload`
+    with the same rule), so that the value under it is written in the same unit."""
+    first = window_start(series)
+    level_band = band_range(series, marks, band, baseline_branch)
+    return chart_unit(series.points.median[first:].tolist(), series.unit, level_band or ())
 
 
 def window_start(series: Series, points: int = TREND_POINTS) -> int:
@@ -167,7 +180,7 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
     names: dict[str, list[str]] = {}
     for series in members:
         names.setdefault(series.suite, []).append(series.name)
-    shown = {name: short_names(group) for name, group in names.items()}
+    shown = {name: card_titles(group) for name, group in names.items()}
     shared = {name: shared_params([s.params for s in members if s.suite == name])
               for name in names}
     spread = {name: param_spread(s.params for s in members if s.suite == name)
@@ -177,7 +190,7 @@ def trend_cards(model: SiteModel, marks: Mapping[str, Sequence[ChangeMark]],
         groups.setdefault((series.suite, series.name, series.metric), []).append(series)
     within = {key: param_spread(s.params for s in group) for key, group in groups.items()}
     cards = [replace(trend_card(s, marks.get(s.key, ()), bands[s.key], model.baseline_branch),
-                     title=f"{shown[s.suite][s.name]} · {s.metric}",
+                     title=shown[s.suite][s.name],
                      params=own_params(s.name, s.params, shared[s.suite],
                                        within[(s.suite, s.name, s.metric)], spread[s.suite]))
              for s in members]

@@ -33,7 +33,7 @@ from torch_bench.errors import UserError
 from torch_bench.fileio import write_staged
 from torch_bench.redact import scrub
 from torch_bench.render import paths
-from torch_bench.render.escape import json_for_html
+from torch_bench.render.escape import breakable, json_for_html
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import KeyedGroup, Outputs, SitePlan
 from torch_bench.render.previous_site import PreviousSite, parse_keys
@@ -55,6 +55,7 @@ def template_environment() -> jinja2.Environment:
         auto_reload=False,  # templates ship with the package: no stat of each per page
     )
     env.filters["json_for_html"] = lambda data: markupsafe.Markup(json_for_html(data))
+    env.filters["breakable"] = breakable
     # A run's cells in the benchmark pages' tables: rendered once per run and environment,
     # not once per page (a thousand pages show the same newest runs).
     env.globals["point_run_cells"] = functools.lru_cache(maxsize=RUN_CELLS_KEPT)(

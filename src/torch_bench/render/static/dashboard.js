@@ -129,12 +129,24 @@
     return [low, high];
   }
 
+  // [size in the stored unit, symbol]: render/units.py display_unit (the unit's own scale,
+  // else SI prefixes; "" for bare numbers and ratios).
+  const SI_PREFIXES = [["k", 1e3], ["M", 1e6], ["G", 1e9], ["T", 1e12], ["P", 1e15]];
   function displayUnit(largest, unit) {
+    largest = Math.abs(largest);
     const scales = DISPLAY_SCALES[unit];
-    if (!scales || largest === 0) return [1, unit];
-    const fitting = scales.filter((s) => Math.abs(largest) >= s[1]);
-    const chosen = fitting.length ? fitting[fitting.length - 1] : scales[0];
-    return [chosen[1], chosen[0]];
+    if (scales) {
+      if (largest === 0 || !isFinite(largest)) return [1, unit];
+      const fitting = scales.filter((s) => largest >= s[1]);
+      const chosen = fitting.length ? fitting[fitting.length - 1] : scales[0];
+      return [chosen[1], chosen[0]];
+    }
+    if (unit === "ratio") return [1, ""];
+    const bare = unit === "1" || unit === "count" ? "" : unit;
+    const fitting = isFinite(largest) ? SI_PREFIXES.filter((p) => largest >= p[1]) : [];
+    if (!fitting.length) return [1, bare];
+    const [prefix, size] = fitting[fitting.length - 1];
+    return [size, bare ? prefix + " " + bare : prefix];
   }
 
   function groupDigits(text) {
@@ -161,7 +173,7 @@
       const value = low + k * step;
       ticks.push([value * size, groupDigits(value.toFixed(decimals)).replace(/^-(0\.?0*)$/, "$1")]);
     }
-    return { low: low * size, high: high * size, ticks: ticks,
+    return { low: low * size, high: high * size, ticks: ticks, size: size,
              title: symbol === "1" || symbol === "count" ? "" : symbol };
   }
 
@@ -246,6 +258,8 @@
     chart.style.setProperty("--label-chars", String(Math.max(1, ...ticks.map((t) => t[1].length))));
     chart.dataset.low = String(low);
     chart.dataset.high = String(high);
+    chart.dataset.size = String(axis.size);
+    chart.dataset.symbol = axis.title;
     if (log) chart.dataset.log = "1";
     chart.appendChild(htmlElement("span", "unit", axis.title));
     const plot = htmlElement("div", "plot");
@@ -330,7 +344,10 @@
     });
     const band = holder.querySelector("rect.band");
     if (band && trend.band) {
-      band.appendChild(htmlTitle("noise band " + formatNumber(trend.band[0]) + " – " + formatNumber(trend.band[1])));
+      const axis = holder.querySelector(".tchart").dataset;
+      const size = Number(axis.size) || 1;
+      band.appendChild(htmlTitle("noise band " + formatIn(trend.band[0], size, axis.symbol) + " – " +
+                                 formatIn(trend.band[1], size, axis.symbol)));
     }
   }
 
@@ -436,12 +453,21 @@
     return (value < 0 ? "-" : "") + whole + (fraction ? "." + fraction : "");
   }
 
-  // A value in the display unit that suits its size, as metrics.format_quantity does.
-  function formatValue(value, unit) {
+  // Four significant digits, grouped in thousands: units.significant.
+  function significant(number) {
+    if (number === 0) return "0";
+    const decimals = Math.max(0, 3 - Math.floor(Math.log10(Math.abs(number))));
+    let text = number.toFixed(decimals);
+    if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
+    text = groupDigits(text);
+    return text === "-0" ? "0" : text;
+  }
+
+  // A value in a chart's display unit (the `size` of one in the stored unit, its symbol).
+  function formatIn(value, size, symbol) {
     if (value == null || !isFinite(value)) return "—";
-    const [size, symbol] = displayUnit(Math.abs(value), unit);
-    const shown = formatNumber(value / size);
-    return ["ratio", "1", "count"].includes(symbol) ? shown : shown + " " + symbol;
+    const shown = significant(value / size);
+    return symbol ? shown + " " + symbol : shown;
   }
 
   function selectedIndexes(points, branch) {
@@ -793,8 +819,14 @@
       here.style.top = (y * 100) + "%";
       const rows = [];
       const value = htmlElement("div", "", null);
-      value.appendChild(htmlElement("strong", "", formatValue(p.median[i], full ? full.unit : element.dataset.unit)));
-      if (p.q1 && p.q3) value.appendChild(document.createTextNode(" (IQR " + formatValue(p.q3[i] - p.q1[i], full.unit) + ")"));
+      const axis = element.querySelector(".tchart").dataset;  // the chart's one unit
+      const size = Number(axis.size) || 1;
+      value.appendChild(htmlElement("strong", "", formatIn(p.median[i], size, axis.symbol)));
+      if (p.n && p.n[i] <= 1) {
+        value.appendChild(document.createTextNode(" · no spread recorded"));
+      } else if (p.q1 && p.q3) {
+        value.appendChild(document.createTextNode(" (IQR " + formatIn(p.q3[i] - p.q1[i], size, axis.symbol) + ")"));
+      }
       if (drawn.lines.length > 1) value.appendChild(document.createTextNode(" · " + point.name));
       rows.push(value);
       const commit = htmlElement("div", "", null);
@@ -819,8 +851,10 @@
       const host = element.getBoundingClientRect();
       const left = box.left - host.left + point.x * box.width;
       const width = tip.offsetWidth;
-      tip.style.left = Math.max(0, Math.min(left + 12, host.width - width)) + "px";
-      if (left + 12 + width > host.width) tip.style.left = Math.max(0, left - 12 - width) + "px";
+      // kept clear of the value axis' labels (left of the plot) wherever the tip fits
+      const start = Math.max(0, Math.min(box.left - host.left, host.width - width));
+      tip.style.left = Math.max(start, Math.min(left + 12, host.width - width)) + "px";
+      if (left + 12 + width > host.width) tip.style.left = Math.max(start, left - 12 - width) + "px";
       tip.style.top = Math.max(0, box.top - host.top + y * box.height - tip.offsetHeight - 10) + "px";
       element.setAttribute("data-hover", String(i));
     }
@@ -1144,7 +1178,10 @@
         const bench = benchmarks[pos];
         const va = values[0].get(pos);
         const vb = values[1].get(pos);
-        const show = (v) => v == null ? "—" : v.median == null ? v.status : formatNumber(v.median);
+        // both values in one unit, the one that suits the larger (pages.compare_rows)
+        const largest = Math.max(...[va, vb].map((v) => (v && v.median != null ? Math.abs(v.median) : 0)));
+        const [size, symbol] = displayUnit(largest, bench.unit);
+        const show = (v) => v == null ? "—" : v.median == null ? v.status : formatIn(v.median, size, "");
         const ratio = va && vb && va.median && vb.median != null ? vb.median / va.median : null;
         const css = changeClass(ratio, bench);
         const row = document.createElement("tr");
@@ -1155,7 +1192,7 @@
         name.appendChild(link);
         row.dataset.params = bench.params;
         row.append(name, cell(params[k].filter((item) => !common.includes(item)).join(", "), "params"),
-                   cell(bench.unit), cell(show(va), "num"),
+                   cell(symbol || (bench.unit === "ratio" ? "ratio" : "")), cell(show(va), "num"),
                    cell(show(vb), "num"), cell(ratio == null ? "—" : ratio.toFixed(3), "num"),
                    cell(ratio == null ? "—" : ((ratio - 1) * 100 >= 0 ? "+" : "") +
                         ((ratio - 1) * 100).toFixed(1) + "%", "num " + css));
