@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from torch_bench.analyze.contention import contention_reason
+from torch_bench.analyze.contention import burst_reason, contention_reason
 from torch_bench.analyze.evidence import SuiteEvidence, gather, reference_runs
 from torch_bench.analyze.rule import (
     DEFAULT_POLICY,
@@ -328,7 +328,8 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
              comparable: bool, unseen_state: bool, moved: RunShift | None, *,
              shared_neighbours: bool = False) -> Verdict:
     """`shared_neighbours`: the sides were measured interleaved, so contention the faster side
-    shows too is the neighbours' on both, and does not make a change inconclusive."""
+    shows too, or interruptions at about the same rate per second, are the neighbours' on
+    both and do not make a change inconclusive (`contention.burst_reason`)."""
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -356,7 +357,7 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
         # is not a change of the code
         side = "head" if kind is Kind.REGRESSION else "base"
         slower, faster = (head, base) if kind is Kind.REGRESSION else (base, head)
-        busy = _contention(slower) if not (shared_neighbours and _contention(faster)) else None
+        busy = burst_reason(slower, faster) if shared_neighbours else _contention(slower)
         doubt = f"the {side}'s {busy}" if busy else UNSEEN_STATE_NOTE if unseen_state else None
         if doubt:
             return make(Kind.INCONCLUSIVE, assessment=assessment,
