@@ -62,9 +62,9 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from torch_bench.analyze import sequential
+from torch_bench.analyze.reading import change_reading
 from torch_bench.analyze.rule import Assessment, Outcome, RulePolicy
 from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
-from torch_bench.analyze.student_t import t_isf
 from torch_bench.analyze.verdicts import (
     UNTRUSTED_NOTE,
     Comparison,
@@ -535,21 +535,9 @@ def _after(first: Verdict, settled_as: Verdict | None, rounds: int,
 
 
 def rounds_reading(latest: Verdict | None, level: float = 0.95) -> str:
-    """What the rounds' latest look measured: the change and its `level` interval (from the
-    moderated t and its degrees of freedom), e.g. "+25.1% (95% interval +3.0% to +52.4%)";
-    the change alone when the look gives no spread, "" without a look."""
-    a = latest.assessment if latest is not None else None
-    if a is None or not 0 < a.relative_ratio < math.inf:
-        return ""
-    change = math.log(a.relative_ratio)
-    said = f"{(a.relative_ratio - 1) * 100:+.1f}%"
-    if not a.z or not math.isfinite(a.z) or change == 0:
-        return said
-    error = abs(change / a.z)
-    tail = (1 - level) / 2
-    q = t_isf(tail, a.df) if a.df and a.df > 0 else NormalDist().inv_cdf(1 - tail)
-    low, high = (math.expm1(change + sign * q * error) * 100 for sign in (-1, 1))
-    return f"{said} ({level:.0%} interval {low:+.1f}% to {high:+.1f}%)"
+    """What the rounds' latest look measured: the change and its `level` interval
+    (`reading.change_reading`); "" without a look."""
+    return change_reading(latest.assessment if latest is not None else None, level)
 
 
 def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,

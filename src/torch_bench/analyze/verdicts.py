@@ -30,6 +30,7 @@ from typing import Any
 
 from torch_bench.analyze.contention import burst_reason, contention_reason
 from torch_bench.analyze.evidence import SuiteEvidence, gather, reference_runs
+from torch_bench.analyze.reading import change_reading
 from torch_bench.analyze.rule import (
     DEFAULT_POLICY,
     Assessment,
@@ -374,6 +375,15 @@ def _contention(results: Sequence[Result]) -> str | None:
     return next((reason for r in results if (reason := contention_reason(r))), None)
 
 
+def not_confirmed(second: Verdict) -> str:
+    """Why a regression the re-run did not confirm is inconclusive: what the re-run read, and
+    its own verdict's reason when it gave one."""
+    read = change_reading(second.assessment)
+    note = second.note or (second.assessment.reason if second.assessment else None)
+    return ("not confirmed by the re-run" + (f": it read {read}" if read else "")
+            + (f" ({second.kind.value}: {note})" if note else ""))
+
+
 def recorded_loops(results: Sequence[Result]) -> set[int]:
     return {r.extra["loops"] for r in results
             if isinstance(r.extra.get("loops"), int) and not isinstance(r.extra["loops"], bool)}
@@ -435,5 +445,5 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
         updated.append(replace(
             verdict, confirmed=confirmed,
             kind=Kind.REGRESSION if confirmed else Kind.INCONCLUSIVE,
-            note=None if confirmed else "not confirmed by the re-run"))
+            note=None if confirmed else not_confirmed(second)))
     return replace(comparison, verdicts=tuple(updated))
