@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from support.runs import history, make_run, ok, where_p_is
+from support.runs import history, make_run, ok, untrusted, where_p_is
 from torch_bench.analyze.bisect import (
     Ending,
     Grade,
@@ -197,6 +197,49 @@ def test_a_candidate_slower_than_both_bounds_is_ambiguous():
     candidate = rounds(2.5, 60)
     assert grade_step(followed, judge(GOOD, candidate), judge(candidate, SLOW)).grade \
         is Grade.AMBIGUOUS
+
+
+def busy(runs):
+    """The runs, recorded as the pre-flight check marks a run on a busy CPU."""
+    from dataclasses import replace
+
+    failed = {"trusted": False, "findings": [
+        {"check": "cpu_load", "severity": "fail", "message": "CPU busy: 180% of one core"}]}
+    return [replace(untrusted(run), env={**run.env, "preflight": failed}) for run in runs]
+
+
+def test_endpoints_whose_runs_were_all_untrusted_end_the_search_saying_why():
+    judged = grade_endpoints(judge(GOOD, busy(SLOW)))
+    assert judged.grade is Grade.UNTRUSTED and judged.bounds_untrusted
+    assert judged.detail == "every run of the bad commit was untrusted: CPU busy: 180% of one core"
+
+    def classify(good, candidate, bad):
+        return judged
+
+    result = bisect(COMMITS[:6], classify, max_steps=10)
+    assert result.ending is Ending.UNTRUSTED and len(result.steps) == 1
+    said = conclusion(result)
+    assert said.startswith("no commit named: ") and "could not be judged" in said
+    assert "every run of the bad commit was untrusted: CPU busy: 180% of one core" in said
+    assert "--no-preflight" in said and "do not differ" not in said
+    assert "untrusted&#58; CPU busy&#58; 180% of one core; measure" in markdown(result, {})
+
+
+def test_an_untrusted_candidate_is_stepped_around_and_named_in_the_conclusion():
+    followed = targets(judge(GOOD, SLOW))
+    candidate = busy(rounds(1.0, 40))
+    judged = grade_step(followed, judge(GOOD, candidate), judge(candidate, SLOW))
+    assert judged.grade is Grade.UNTRUSTED
+    assert judged.detail.startswith("every run of the candidate commit was untrusted")
+
+    def classify(good, candidate, bad):
+        return Judgement(Grade.BAD) if candidate is None else Judgement(Grade.UNTRUSTED,
+                                                                         judged.detail)
+
+    result = bisect(COMMITS[:4], classify, max_steps=10)
+    assert result.ending is Ending.AMBIGUOUS
+    assert "4 step(s) untrusted (every run of the candidate commit was untrusted" \
+        in conclusion(result)
 
 
 # -- the range from history, and the report -------------------------------------------------

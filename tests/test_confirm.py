@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,6 +143,21 @@ def test_rounds_stop_at_the_budget_and_an_unsettled_regression_is_inconclusive()
     if found["b3"].kind is Kind.INCONCLUSIVE:
         assert "did not settle it within the budget" in found["b3"].note
     assert after.to_dict()["confirmation"]["rounds"] == 2
+
+
+def test_an_unsettled_regression_says_what_its_rounds_read_and_how_sure():
+    first = first_look({"b3": 1.25})
+    # three rounds fit the budget, each as noisy as the change is large: nothing settles
+    rounds = Rounds({"b3": 1.25}, seconds_per_round=100.0, noise=0.25)
+    after = confirm(first, rounds, budget_s=350, policy=RulePolicy(), clock=rounds.clock)
+    b3 = {v.name: v for v in after.verdicts}["b3"]
+    assert b3.kind is Kind.INCONCLUSIVE and len(rounds.calls) == 3
+    said = re.search(r"did not settle it within the budget: they read ([+-][0-9.]+)% "
+                     r"\(95% interval ([+-][0-9.]+)% to ([+-][0-9.]+)%\)$", b3.note)
+    assert said, b3.note
+    read, low, high = (float(x) for x in said.groups())
+    assert low < read < high
+    assert after.extra["confirmation"].unsettled
 
 
 def test_a_slowdown_the_noisy_history_hid_is_measured_again_and_found():
@@ -507,6 +523,29 @@ def test_compare_confirms_with_real_checkouts(cli, tmp_path):
     assert verdicts["same"]["verdict"] == "unchanged"
     assert result["confirmation"]["benchmarks"] >= 1 and data["results"]
     assert "confirmation round 2" in done.stderr
+
+
+@pytest.mark.slow
+def test_an_unsettled_confirmation_keeps_its_rounds_documents_beside_the_report(cli, tmp_path):
+    checkout(tmp_path / "base", {"same": 1.0, "slow": 1.0})
+    checkout(tmp_path / "head", {"same": 1.0, "slow": 1.3})
+    for side in ("base", "head"):
+        done = cli("run", "--suite", "abwork.suite", "--no-preflight", "--processes", "1",
+                   "--out", f"{side}.json", env={"PYTHONPATH": str(tmp_path / side)})
+        assert done.returncode == 0, done.stderr
+    (tmp_path / "out").mkdir()
+    # a budget one round overruns: the rounds cannot settle anything
+    done = cli("compare", "base.json", "head.json", "--confirm-base", "base",
+               "--confirm-head", "head", "--confirm-budget", "0.5",
+               "--confirm-run-args", "--suite abwork.suite --no-preflight",
+               "--json", "out/v.json", "--no-github")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "v.json").read_text())["confirmation"]
+    kept = Path(summary["documents"])
+    assert kept.parent == tmp_path / "out" and kept.name.startswith("confirmation-rounds-")
+    assert {"base-confirm-round1.json", "head-confirm-round1.json"} <= \
+        {p.name for p in kept.iterdir()}
+    assert f"the rounds' run documents are in {kept}" in done.stderr
 
 
 def test_many_targets_share_the_per_pr_level_so_an_unchanged_pr_fails_at_most_at_it():

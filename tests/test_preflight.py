@@ -160,3 +160,23 @@ def test_a_busy_cpu_with_several_torch_threads_names_threads_1_as_the_remedy():
                   evaluate([], CpuReading(cores=2, others_core_percent=2, interval_s=1.0),
                            threads=2)):
         assert "--threads 1" not in quiet.findings[0].message
+
+
+def test_a_slower_benchmark_beside_the_same_neighbour_is_judged_by_its_rate_not_its_share():
+    # CPU-clock blocks of 1 ms and of 4 ms, both interrupted 1,200 times a second of CPU
+    # time: the long blocks are all cut, the short ones 80%; per second, alike, and 1 ms
+    # blocks at that rate are cut 70% of the time, within what the CPU clock tolerates.
+    from torch_bench.measure.preflight import evaluate_interruptions
+    from torch_bench.results.schema import measured
+
+    def timed_blocks(name, block_ms, switches):
+        return measured("s", name, "latency", [block_ms] * 20,
+                        extra={"clock": "cpu", "loops": 1, "involuntary_switches": switches,
+                               "interrupted_share": sum(1 for k in switches if k) / 20})
+
+    short = timed_blocks("short", 1.0, [1, 0, 2, 1, 2] * 4)
+    long = timed_blocks("long", 4.0, [5, 5, 4, 5, 5] * 4)
+    assert long.extra["interrupted_share"] == 1.0
+    [finding] = evaluate_interruptions([short, long])
+    assert finding.severity == "ok"
+    assert "70% in the typical result, 70% at worst" in finding.message

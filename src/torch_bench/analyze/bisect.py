@@ -9,18 +9,22 @@ included). Each step measures one candidate against the current good and bad bou
 - GOOD: like the good bound, and the bad bound is worse than it;
 - BAD: worse than the good bound, and like the bad bound;
 - AMBIGUOUS: anything else (worse than both, between the two, too noisy to say);
-- NO_CHANGE: the good and bad bounds measured in this step do not differ beyond noise.
+- NO_CHANGE: the good and bad bounds measured in this step do not differ beyond noise;
+- UNTRUSTED: every run of a commit was untrusted (its pre-flight check failed), so nothing
+  could be called; the detail says why.
 
 The first step also checks the endpoints (they are its bounds): when they do not differ,
-there is nothing to find, "no single commit found". With no commit in between, the first
-step measures the endpoints alone (`candidate` None) and BAD means they differ.
+there is nothing to find, "no single commit found"; when they could not be judged because
+every run of one of them was untrusted, the search ends "untrusted", saying why. With no
+commit in between, the first step measures the endpoints alone (`candidate` None) and BAD
+means they differ.
 
 A binary search follows: the candidate is the untried commit nearest the middle of the
 bounds; GOOD moves the good bound up to it, BAD the bad bound down. An ambiguous commit is set
-aside and its neighbour tried next; once no untried commit is left between the bounds, the
-ambiguous ones are measured once more (noise rarely repeats; a commit that is really half-way
-does). Noise so costs steps, never a wrong answer: when every commit left between the bounds
-was ambiguous twice, the search ends "ambiguous" between the bounds.
+aside and its neighbour tried next (an untrusted step likewise); once no untried commit is
+left between the bounds, the ambiguous ones are measured once more (noise rarely repeats; a
+commit that is really half-way does). Noise so costs steps, never a wrong answer: when every
+commit left between the bounds was ambiguous twice, the search ends "ambiguous" between the bounds.
 The search ends "found" when the bounds are adjacent, and "budget" when `max_steps` steps
 were measured first (the bounds then say how far it got). 16 commits (15 candidates for the
 first bad one) take 4 steps when nothing is ambiguous.
@@ -52,6 +56,7 @@ class Grade(str, Enum):
     BAD = "bad"
     AMBIGUOUS = "ambiguous"
     NO_CHANGE = "no change"
+    UNTRUSTED = "untrusted"
 
 
 class Ending(str, Enum):
@@ -59,12 +64,14 @@ class Ending(str, Enum):
     AMBIGUOUS = "ambiguous"
     NOT_FOUND = "not found"
     BUDGET = "budget"
+    UNTRUSTED = "untrusted"
 
 
 @dataclass(frozen=True)
 class Judgement:
     grade: Grade
     detail: str = ""  # what the measurement said, e.g. "+310% vs good, +0.4% vs bad"
+    bounds_untrusted: bool = False  # UNTRUSTED because of the bounds' runs: nothing to search
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,8 @@ def bisect(commits: Sequence[str], classify: Classifier, max_steps: int,
         on_step(step)
         if judged.grade is Grade.NO_CHANGE and len(steps) == 1:
             return ended(Ending.NOT_FOUND)
+        if judged.grade is Grade.UNTRUSTED and judged.bounds_untrusted and len(steps) == 1:
+            return ended(Ending.UNTRUSTED)
         if pick is None:  # the endpoints alone, adjacent
             return ended(Ending.FOUND if judged.grade is Grade.BAD else Ending.AMBIGUOUS)
         if judged.grade is Grade.GOOD:
@@ -172,6 +181,9 @@ def grade_step(followed: Mapping[str, Verdict], vs_good: Comparison,
     must say the same for GOOD or BAD."""
     if not followed:
         return Judgement(Grade.NO_CHANGE, "no benchmark regressed between the endpoints")
+    why = untrusted_reason([(vs_good, "good", "candidate"), (vs_bad, "candidate", "bad")])
+    if why:
+        return Judgement(Grade.UNTRUSTED, why)
     good_side = {v.benchmark_id: v for v in vs_good.verdicts}
     bad_side = {v.benchmark_id: v for v in vs_bad.verdicts}
     grades, details = set(), []
@@ -201,7 +213,34 @@ def _grade_one(to_good: Verdict | None, to_bad: Verdict | None) -> Grade:
 def grade_endpoints(endpoints: Comparison) -> Judgement:
     """The endpoints alone: BAD when the bad one regressed, else NO_CHANGE."""
     found = targets(endpoints)
+    why = untrusted_reason([(endpoints, "good", "bad")])
+    if not found and why:
+        return Judgement(Grade.UNTRUSTED, why, bounds_untrusted=True)
     if not found:
         return Judgement(Grade.NO_CHANGE, "no benchmark regressed between the endpoints")
     return Judgement(Grade.BAD, "; ".join(f"{v.suite}/{v.name}: {percent(v)}"
                                           for _, v in sorted(found.items())))
+
+
+def untrusted_reason(compared: Sequence[tuple[Comparison, str, str]]) -> str:
+    """Why a step's comparisons could call nothing: which commits' runs were all untrusted,
+    and what their pre-flight check said; "" when none were. `compared`: each comparison
+    with what its base and its head are ("good", "candidate", "bad")."""
+    said: dict[str, str] = {}
+    for comparison, base, head in compared:
+        for side in comparison.untrusted_sides:
+            commit, runs = (base, comparison.base_runs) if side == "base" \
+                else (head, comparison.head_runs)
+            said.setdefault(commit, preflight_failure(runs))
+    return "; ".join(f"every run of the {commit} commit was untrusted: {why}"
+                     for commit, why in said.items())
+
+
+def preflight_failure(runs: Sequence) -> str:
+    """The failed pre-flight findings of `runs` (the first run's that has any), in one line."""
+    for run in runs:
+        found = [f.get("message") for f in (run.env.get("preflight") or {}).get("findings", [])
+                 if isinstance(f, dict) and f.get("severity") == "fail" and f.get("message")]
+        if found:
+            return "; ".join(str(message) for message in found)
+    return "its pre-flight check failed"

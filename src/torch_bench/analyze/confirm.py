@@ -62,6 +62,7 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from torch_bench.analyze import sequential
+from torch_bench.analyze.reading import change_reading
 from torch_bench.analyze.rule import Assessment, Outcome, RulePolicy
 from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
 from torch_bench.analyze.verdicts import (
@@ -287,12 +288,19 @@ class Confirmation:
     let_go: int = 0  # targets whose rounds were not worth going on (`futile`)
     rate: float | None = None  # each benchmark's false-alarm rate over the rounds
     split: bool = False  # that rate is the per-PR level's share split among many targets
+    documents: str | None = None  # the folder the rounds' run documents were kept in
+
+    @property
+    def unsettled(self) -> bool:
+        """Whether some target (or the whole run's shift) was neither settled nor let go."""
+        return self.settled + self.let_go < self.benchmarks or self.whole_run == "not settled"
 
     def to_dict(self) -> dict:
         return {"rounds": self.rounds, "seconds": round(self.seconds, 1),
                 "budget_seconds": self.budget, "benchmarks": self.benchmarks,
                 "settled": self.settled, "let_go": self.let_go, "whole_run": self.whole_run,
-                "shift_timings": self.shift_timings, "rate": self.rate}
+                "shift_timings": self.shift_timings, "rate": self.rate,
+                "documents": self.documents}
 
     def describe(self) -> str:
         what = [f"{self.benchmarks} benchmark(s)"] if self.benchmarks else []
@@ -388,6 +396,15 @@ def confirm(comparison: Comparison, measure_round: RoundMeasurer, budget_s: floa
     return replace(comparison, verdicts=verdicts,
                    run_shift=whole.verdict(rounds) if whole else comparison.run_shift,
                    extra={**comparison.extra, "confirmation": summary})
+
+
+def with_documents(comparison: Comparison, folder: str) -> Comparison:
+    """The confirmed comparison, its summary naming where the rounds' documents are kept."""
+    summary = comparison.extra.get("confirmation")
+    if not isinstance(summary, Confirmation):
+        return comparison
+    return replace(comparison, extra={**comparison.extra,
+                                      "confirmation": replace(summary, documents=folder)})
 
 
 def _only(run: Run, keys: set[str]) -> Run:
@@ -503,9 +520,11 @@ def _after(first: Verdict, settled_as: Verdict | None, rounds: int,
             return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                            note=f"{first.kind.value} on one run; {rounds} A/B rounds read "
                                 f"{read:+.1f}%, {SETTLED_HARDLY}")
+        read = rounds_reading(latest)
         return replace(first, kind=Kind.INCONCLUSIVE, confirmed=False,
                        note=f"{first.kind.value} on one run; {rounds} A/B round(s) did not "
-                            "settle it within the budget")
+                            "settle it within the budget" + (f": they read {read}" if read
+                                                             else ""))
     a = settled_as.assessment
     said = f"{rounds} A/B rounds: {(a.relative_ratio - 1) * 100:+.1f}%"
     if settled_as.kind is Kind.UNCHANGED:
@@ -513,6 +532,12 @@ def _after(first: Verdict, settled_as: Verdict | None, rounds: int,
     return replace(first, kind=settled_as.kind, assessment=a,
                    confirmed=(settled_as.kind is first.kind) if alerted else None,
                    note=said)
+
+
+def rounds_reading(latest: Verdict | None, level: float = 0.95) -> str:
+    """What the rounds' latest look measured: the change and its `level` interval
+    (`reading.change_reading`); "" without a look."""
+    return change_reading(latest.assessment if latest is not None else None, level)
 
 
 def _unsettled_reading(first: Verdict, latest: Verdict | None, rounds: int,

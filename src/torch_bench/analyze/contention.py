@@ -3,9 +3,12 @@
 A head run measured during a burst of activity on a shared machine looks like a regression.
 Its own samples usually say so, in one of three ways, checked in this order:
 
-1. *Interrupted samples*: more of its samples had their block interrupted by an involuntary
-   context switch (`extra["interrupted_share"]`, see `measure.interruptions`) than the
-   result's clock tolerates (`INTERRUPTED_LIMITS`: a quarter on the wall clock).
+1. *Interrupted too often*: its blocks were interrupted by involuntary context switches at
+   a rate per second of CPU time that would cut more blocks of 1 ms than the result's clock
+   tolerates (`INTERRUPTED_LIMITS`: a quarter on the wall clock; see `measure.interruptions`:
+   per unit of time, so that a slower side is not doubted for its longer samples). A result
+   whose record shows no rate is judged by its share of interrupted samples
+   (`extra["interrupted_share"]`).
 2. *Interrupted samples are slower*: at least `MIN_SHARE` of the samples were interrupted and
    their median is `SEPARATION` times the median of the uninterrupted ones (the time slices
    lost to the neighbour show in the samples).
@@ -15,7 +18,9 @@ Its own samples usually say so, in one of three ways, checked in this order:
    `GAP_TO_SPREAD` times the spread (IQR, on a log scale) within either cluster. A call
    either ran alone or lost a time slice: two clusters, not one wide hill.
 
-Pure functions over a result; `contention_reason` is the one verdicts call.
+Pure functions over a result; `contention_reason` is the one verdicts call, and
+`burst_reason` the one for sides measured interleaved (A/B rounds), which share their
+neighbours.
 """
 
 from __future__ import annotations
@@ -24,13 +29,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from torch_bench.measure.interruptions import is_interrupted, limit_for
+from torch_bench.measure.interruptions import (
+    REFERENCE_BLOCK_MS,
+    is_interrupted,
+    limit_for,
+    rate_of,
+    reference_share,
+)
 from torch_bench.results.schema import Result
 
 MIN_SAMPLES = 10  # fewer samples cannot show two clusters
 MIN_SHARE = 0.1  # the smaller cluster (or the interrupted samples) holds at least this share
 SEPARATION = 1.2  # the slower cluster's median at least this many times the faster one's
 GAP_TO_SPREAD = 2.0  # the gap between clusters against the spread within them (log scale)
+# Interleaved sides share their neighbours: the slower side's contention is a burst on its
+# own rounds only when it was interrupted at least this many times as often per second.
+BURST = 1.5
 
 
 def contention_reason(result: Result) -> str | None:
@@ -40,7 +54,14 @@ def contention_reason(result: Result) -> str | None:
         return None
     extra = result.extra
     share, clock = extra.get("interrupted_share"), extra.get("clock") or "wall"
-    if _number(share) and share > limit_for(clock):
+    rate = interruption_rate(result)
+    if rate is not None:
+        if reference_share(rate) > limit_for(clock):
+            return (f"its blocks were interrupted by other processes {rate:.0f} times a second "
+                    f"of CPU time ({reference_share(rate):.0%} of {REFERENCE_BLOCK_MS:g} ms "
+                    f"blocks; more than the {limit_for(clock):.0%} the {clock} clock "
+                    "tolerates)")
+    elif _number(share) and share > limit_for(clock):
         return (f"{share:.0%} of its samples were interrupted by other processes (more than "
                 f"the {limit_for(clock):.0%} the {clock} clock tolerates)")
     # Times grow under contention, rates (throughput) shrink: look at times.
@@ -50,6 +71,33 @@ def contention_reason(result: Result) -> str | None:
     if isinstance(switches, list) and len(switches) == len(samples):
         return slower_when_interrupted(samples, switches)
     return bimodal(samples)
+
+
+def interruption_rate(result: Result) -> float | None:
+    """Involuntary switches per second of the result's CPU time, when its record shows them
+    (`measure.interruptions.rate_of`)."""
+    return rate_of(result.extra, result.samples, result.unit)
+
+
+def burst_reason(slower: Sequence[Result], faster: Sequence[Result]) -> str | None:
+    """For sides measured interleaved (A/B rounds): how the slower side's results show
+    contention the faster side's do not, or None. A steady neighbour interrupts both sides
+    at the same rate per second, which costs both the same share of their time and leaves
+    their ratio alone, however much longer the slower side's samples are: only a slower side
+    interrupted `BURST` times as often (a burst on its rounds) is doubted. Where either side
+    shows no rate, the faster side showing contention too is enough to clear it."""
+    reason = next((found for r in slower if (found := contention_reason(r))), None)
+    if reason is None or any(contention_reason(r) for r in faster):
+        return None
+    rates = [_median_rate(results) for results in (slower, faster)]
+    if None not in rates and rates[0] < BURST * rates[1]:
+        return None
+    return reason
+
+
+def _median_rate(results: Sequence[Result]) -> float | None:
+    rates = [rate for r in results if r.ok and (rate := interruption_rate(r)) is not None]
+    return float(np.median(rates)) if rates else None
 
 
 def uninterrupted_samples(result: Result, at_least: float = 0.25) -> tuple[float, ...]:

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from torch_bench.analyze.contention import contention_reason
+from torch_bench.analyze.contention import burst_reason, contention_reason
 from torch_bench.analyze.evidence import SuiteEvidence, gather, reference_runs
+from torch_bench.analyze.reading import change_reading
 from torch_bench.analyze.rule import (
     DEFAULT_POLICY,
     Assessment,
@@ -332,7 +333,8 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
              comparable: bool, unseen_state: bool, moved: RunShift | None, *,
              shared_neighbours: bool = False) -> Verdict:
     """`shared_neighbours`: the sides were measured interleaved, so contention the faster side
-    shows too is the neighbours' on both, and does not make a change inconclusive."""
+    shows too, or interruptions at about the same rate per second, are the neighbours' on
+    both and do not make a change inconclusive (`contention.burst_reason`)."""
     first = (head or base)[0]
     make = _maker(key, first, _status(base), _status(head))
     if not base:
@@ -360,7 +362,7 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
         # is not a change of the code
         side = "head" if kind is Kind.REGRESSION else "base"
         slower, faster = (head, base) if kind is Kind.REGRESSION else (base, head)
-        busy = _contention(slower) if not (shared_neighbours and _contention(faster)) else None
+        busy = burst_reason(slower, faster) if shared_neighbours else _contention(slower)
         doubt = f"the {side}'s {busy}" if busy else UNSEEN_STATE_NOTE if unseen_state else None
         if doubt:
             return make(Kind.INCONCLUSIVE, assessment=assessment,
@@ -375,6 +377,15 @@ def _verdict(key: str, base: list[Result], head: list[Result], assessment: Asses
 
 def _contention(results: Sequence[Result]) -> str | None:
     return next((reason for r in results if (reason := contention_reason(r))), None)
+
+
+def not_confirmed(second: Verdict) -> str:
+    """Why a regression the re-run did not confirm is inconclusive: what the re-run read, and
+    its own verdict's reason when it gave one."""
+    read = change_reading(second.assessment)
+    note = second.note or (second.assessment.reason if second.assessment else None)
+    return ("not confirmed by the re-run" + (f": it read {read}" if read else "")
+            + (f" ({second.kind.value}: {note})" if note else ""))
 
 
 def recorded_loops(results: Sequence[Result]) -> set[int]:
@@ -438,5 +449,5 @@ def confirm_regressions(comparison: Comparison, rerun: Sequence[Run],
         updated.append(replace(
             verdict, confirmed=confirmed,
             kind=Kind.REGRESSION if confirmed else Kind.INCONCLUSIVE,
-            note=None if confirmed else "not confirmed by the re-run"))
+            note=None if confirmed else not_confirmed(second)))
     return replace(comparison, verdicts=tuple(updated))

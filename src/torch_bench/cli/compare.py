@@ -8,11 +8,13 @@ import argparse
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from torch_bench.analyze import git
@@ -32,6 +34,7 @@ from torch_bench.analyze.confirm import (
     MOST_ROUNDS,
     confirm,
     name_filter,
+    with_documents,
 )
 from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.headline import overall
@@ -101,6 +104,11 @@ def register(subparsers) -> None:
                          help="`torch-bench run` arguments of the head's run, as one string "
                               "(each round adds --filter for the benchmarks it measures and "
                               "reuses the head's calls per sample)")
+    confirm.add_argument("--confirm-out-dir", metavar="DIR",
+                         help="keep every confirmation round's run document here (default: "
+                              "kept only when a target was not settled, in "
+                              "confirmation-rounds-TIME/ beside the --json or --markdown "
+                              "report, else in the current folder)")
     add_report_arguments(parser)
     parser.set_defaults(handler=handle)
 
@@ -262,15 +270,36 @@ def confirm_targets(comparison: Comparison, args: argparse.Namespace,
     checkouts.check()
     run_args = [*shlex.split(args.confirm_run_args), "--calibration",
                 str(Path(args.head).resolve())]
-    with tempfile.TemporaryDirectory(prefix="torch-bench-confirm-") as folder:
+    with tempfile.TemporaryDirectory(prefix="torch-bench-confirm-") as scratch:
+        folder = Path(args.confirm_out_dir or scratch).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+
         def measure_round(index: int, only: str):
-            runs = run_round(checkouts, index, [*run_args, "--filter", only], Path(folder),
+            runs = run_round(checkouts, index, [*run_args, "--filter", only], folder,
                              tag="-confirm")
             return runs["base"], runs["head"]
 
-        return confirm(comparison, measure_round, args.confirm_budget, policy,
-                       args.confirm_max_rounds,
-                       log=lambda line: print(line, file=sys.stderr, flush=True))
+        confirmed = confirm(comparison, measure_round, args.confirm_budget, policy,
+                            args.confirm_max_rounds,
+                            log=lambda line: print(line, file=sys.stderr, flush=True))
+        summary = confirmed.extra.get("confirmation")
+        if not args.confirm_out_dir and summary is not None and summary.unsettled:
+            # what the rounds read is the evidence of an unsettled verdict: keep it
+            kept = unsettled_rounds_folder(args)
+            shutil.copytree(folder, kept)
+            folder = kept
+        elif not args.confirm_out_dir:
+            return confirmed
+    print(f"confirmation: the rounds' run documents are in {folder}", file=sys.stderr)
+    return with_documents(confirmed, str(folder))
+
+
+def unsettled_rounds_folder(args: argparse.Namespace) -> Path:
+    """A new folder for an unsettled confirmation's documents, beside the report."""
+    report = args.json or args.markdown
+    beside = Path(report).resolve().parent if report and report != "-" else Path.cwd()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return beside / f"confirmation-rounds-{stamp}"
 
 
 def flagged_filter(comparison: Comparison) -> str:

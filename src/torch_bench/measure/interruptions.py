@@ -8,11 +8,19 @@ CPU clock it carries only the cost of refilling the caches afterwards. Samples a
 dropped: dropping the interrupted ones would favour short blocks, and the share of them is
 itself what tells a reader how disturbed the run was.
 
+Interruptions are judged per unit of time, not per sample: a steady neighbour preempts a
+process at a steady rate per second of its CPU time, so a block twice as long is
+interrupted about twice as often, and a share of interrupted samples would doubt exactly
+the side whose code got slower. `rate_of` reads the rate from a result's record (switches
+per second of the blocks' CPU time) and `reference_share` turns it into the share of
+blocks of `REFERENCE_BLOCK_MS` it would interrupt, which the limits are stated in.
+
 The readings (`involuntary_switches`, `migrations`) are small functions; the rest is pure.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,6 +35,9 @@ except ImportError:  # pragma: no cover - Windows
 # moves; the CPU clock does not count the time taken away, so only a machine so busy that
 # nearly every block is cut (caches refilled over and over) makes its samples doubtful.
 INTERRUPTED_LIMITS = {"wall": 0.25, "cuda": 0.25, "cpu": 0.9}
+# The block length the limits are stated for: the shortest block the timer makes
+# (`TimingPolicy.min_block_ms`), so that short blocks are judged as they always were.
+REFERENCE_BLOCK_MS = 1.0
 
 
 def involuntary_switches() -> int | None:
@@ -64,3 +75,53 @@ def interrupted_share(switches: Sequence[int]) -> float:
 def limit_for(clock: str, limits: Mapping[str, float] = INTERRUPTED_LIMITS) -> float:
     """The interrupted share above which a result on `clock` is too disturbed to trust."""
     return limits.get(clock, limits["wall"])
+
+
+def interruption_rate(switches: Sequence[int], block_cpu_ms: Sequence[float]) -> float | None:
+    """Involuntary switches per second of the blocks' CPU time (`block_cpu_ms`: each block's,
+    all its calls); None without switches or time to divide by."""
+    total = sum(block_cpu_ms)
+    if not switches or len(switches) != len(block_cpu_ms) or not total > 0:
+        return None
+    return 1000.0 * sum(switches) / total
+
+
+def rate_of(extra: Mapping, samples: Sequence[float], unit: str) -> float | None:
+    """The interruption rate a result's record shows (`extra` as the timer writes it): its
+    switches over its blocks' CPU time, the samples themselves on the CPU clock, else
+    `extra["cpu_samples"]`; None when the record lacks either (imported results, suites with
+    their own timer), or its samples are not times."""
+    switches, loops = extra.get("involuntary_switches"), extra.get("loops", 1)
+    if not isinstance(switches, list) or not all(_count(n) for n in switches) \
+            or not _count(loops) or loops < 1:
+        return None
+    cpu = samples if extra.get("clock") == "cpu" and unit == "ms" else extra.get("cpu_samples")
+    if not isinstance(cpu, (list, tuple)) or not all(_number(v) for v in cpu):
+        return None
+    return interruption_rate(switches, [v * loops for v in cpu])
+
+
+def reference_share(rate: float, block_ms: float = REFERENCE_BLOCK_MS) -> float:
+    """The share of blocks of `block_ms` CPU time that switches arriving at `rate` a second,
+    at random (a Poisson stream), would interrupt."""
+    return 1.0 - math.exp(-rate * block_ms / 1000.0)
+
+
+def judged_share(extra: Mapping, samples: Sequence[float], unit: str) -> float | None:
+    """The share a result's interruptions are judged by against `limit_for` its clock: that
+    of blocks of `REFERENCE_BLOCK_MS` at its rate when the record shows one, else the
+    recorded `interrupted_share` (None without it)."""
+    rate = rate_of(extra, samples, unit)
+    if rate is not None:
+        return reference_share(rate)
+    share = extra.get("interrupted_share")
+    return float(share) if _number(share) else None
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 import psutil
 
 from torch_bench.measure import gpus
-from torch_bench.measure.interruptions import limit_for
+from torch_bench.measure.interruptions import REFERENCE_BLOCK_MS, judged_share, limit_for
 
 # NVML clock-event (throttle) reason bits that mean the GPU is being held back. Idle and
 # application-clock settings are not problems.
@@ -188,23 +188,28 @@ def evaluate(gpus: Sequence[GpuReading], cpu: CpuReading | None,
 
 def evaluate_interruptions(results: Iterable) -> list[Finding]:
     """The samples' interruptions, over the timed results that counted them (extra
-    `interrupted_share` and `clock`): a failure when the typical (median) result had more of
-    its samples interrupted than its clock tolerates (`interruptions.INTERRUPTED_LIMITS`),
-    a warning when only some did; nothing when no result counted them."""
+    `involuntary_switches` or `interrupted_share`, and `clock`): a failure when the typical
+    (median) result was interrupted more than its clock tolerates
+    (`interruptions.INTERRUPTED_LIMITS`), a warning when only some were; nothing when no
+    result counted them. A result is judged by the share of 1 ms blocks its rate of
+    interruptions per second of CPU time would cut (`interruptions.judged_share`), so that a
+    slower benchmark, whose longer samples are cut more often, is not doubted for that."""
     shares = {}
     for result in results:
-        share, clock = result.extra.get("interrupted_share"), result.extra.get("clock")
-        if result.ok and isinstance(share, (int, float)) and isinstance(clock, str):
-            shares[result.benchmark_id] = (float(share), limit_for(clock), clock)
+        clock = result.extra.get("clock")
+        share = judged_share(result.extra, result.samples, result.unit) if result.ok else None
+        if share is not None and isinstance(clock, str):
+            shares[result.benchmark_id] = (share, limit_for(clock), clock)
     if not shares:
         return []
     over = {key: value for key, value in shares.items() if value[0] > value[1]}
     typical = statistics.median(share for share, _, _ in shares.values())
     worst_key = max(shares, key=lambda key: shares[key][0])
     worst, limit, clock = shares[worst_key]
-    message = (f"samples interrupted by other processes: {typical:.0%} in the typical result, "
-               f"{worst:.0%} at worst ({worst_key}); {len(over)} of {len(shares)} result(s) "
-               f"above the {limit:.0%} the {clock} clock tolerates")
+    message = (f"samples interrupted by other processes (the share of "
+               f"{REFERENCE_BLOCK_MS:g} ms blocks of CPU time at their rate): {typical:.0%} in "
+               f"the typical result, {worst:.0%} at worst ({worst_key}); {len(over)} of "
+               f"{len(shares)} result(s) above the {limit:.0%} the {clock} clock tolerates")
     if typical > statistics.median(limit for _, limit, _ in shares.values()):
         return [Finding("interruptions", "fail", message + ": too disturbed to trust")]
     return [Finding("interruptions", "warn" if over else "ok", message)]

@@ -4,10 +4,10 @@ authors are untrusted: escaped in Markdown."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from torch_bench.analyze.bisect import Bisection, Ending, Step
+from torch_bench.analyze.bisect import Bisection, Ending, Grade, Step
 from torch_bench.report.escape import markdown_text
 
 
@@ -21,19 +21,28 @@ def short(sha: str | None) -> str:
     return (sha or "-")[:10]
 
 
-def conclusion(result: Bisection) -> str:
-    """One line: what the search found."""
+def conclusion(result: Bisection, quoted: Callable[[str], str] = str) -> str:
+    """One line: what the search found, and why steps whose runs were untrusted said
+    nothing (their runs' pre-flight findings, passed through `quoted`)."""
     steps = f"{len(result.steps)} step(s)"
     if result.ending is Ending.FOUND:
         return f"first bad commit {short(result.bad)} (found in {steps})"
+    if result.ending is Ending.UNTRUSTED:
+        return (f"no commit named: {short(result.good)} (good) and {short(result.bad)} (bad) "
+                f"could not be judged ({steps}): {quoted(result.steps[0].detail)}; measure on a "
+                "quieter machine, or pass the run --no-preflight (or a higher "
+                "--cpu-busy-limit)")
+    untrusted = [step for step in result.steps if step.grade is Grade.UNTRUSTED]
+    also = (f"; {len(untrusted)} step(s) untrusted ({quoted(untrusted[0].detail)})"
+            if untrusted else "")
     if result.ending is Ending.AMBIGUOUS:
         return (f"ambiguous: noise made the search undecidable between {short(result.good)} "
                 f"(good) and {short(result.bad)} (bad); {len(result.ambiguous)} commit(s) in "
-                f"between measured as ambiguous, after {steps}")
+                f"between measured as ambiguous, after {steps}{also}")
     if result.ending is Ending.BUDGET:
         return (f"step budget spent ({steps}): the first bad commit is after "
                 f"{short(result.good)} and at or before {short(result.bad)} "
-                f"({result.between + 1} candidate(s) left)")
+                f"({result.between + 1} candidate(s) left){also}")
     return (f"no single commit found: {short(result.good)} and {short(result.bad)} do not "
             f"differ beyond noise ({steps})")
 
@@ -60,8 +69,10 @@ def _commit_cell(sha: str, commits: Mapping[str, Commit]) -> str:
 
 def markdown(result: Bisection, commits: Mapping[str, Commit],
              title: str = "torch-bench bisect") -> str:
-    # the conclusion is this module's own words and hexadecimal commit names
-    lines = [f"## {markdown_text(title)}", "", f"**{conclusion(result)}**", ""]
+    # the conclusion is this module's own words, hexadecimal commit names and, escaped, the
+    # runs' pre-flight findings
+    said = conclusion(result, lambda detail: markdown_text(detail, 300))
+    lines = [f"## {markdown_text(title)}", "", f"**{said}**", ""]
     found = commits.get(result.first_bad or "")
     if found:
         lines += [f"- commit: `{found.sha}`",
