@@ -2,7 +2,6 @@
 states, so the run-level shift must not absorb what the head changed in most benchmarks."""
 
 import numpy as np
-import pytest
 
 from support.runs import make_run, ok
 from torch_bench.analyze.verdicts import Kind, compare_runs
@@ -19,9 +18,6 @@ def rounds(factor, seed, moved, n=3, k=8):
                      created_at=f"2026-01-01T00:00:0{i}Z") for i in range(n)]
 
 
-@pytest.mark.xfail(strict=True, reason="evidence.gather takes each A/B run's shift out "
-                   "against the base rounds' centre, so a change most benchmarks share moves "
-                   "the head runs' shift and is absorbed")
 def test_a_slowdown_of_six_of_eight_benchmarks_is_called_on_each_and_the_rest_unchanged():
     moved = range(6)
     compared = compare_runs(rounds(1.0, 1, moved), rounds(1.3, 2, moved), side_by_side=True)

@@ -227,8 +227,11 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
         if np.isfinite(hs).all() and np.isfinite(rs).any():
             ref_shift, head_shift = np.nan_to_num(rs), hs
             shifted = int(np.isfinite(ref_logs[:, timing]).any(axis=0).sum())
-    ref_res = ref_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * ref_shift[:, np.newaxis]
-    head_res = head_logs - np.where(timing, 1.0, 0.0)[np.newaxis, :] * head_shift[:, np.newaxis]
+    # A/B rounds are interleaved: their sides share the machine's state, and a shift taken
+    # out of each would absorb a change that most of the suite shares.
+    taken = np.where(timing, 0.0 if side_by_side else 1.0, 0.0)[np.newaxis, :]
+    ref_res = ref_logs - taken * ref_shift[:, np.newaxis]
+    head_res = head_logs - taken * head_shift[:, np.newaxis]
     series = [ref_res[np.isfinite(ref_res[:, j]), j] for j in range(len(keys))]
     heads = [head_res[np.isfinite(head_res[:, j]), j] for j in range(len(keys))]
     starts = [[] for _ in keys] if side_by_side else \
@@ -246,7 +249,8 @@ def gather(reference: Sequence[Run], head: Sequence[Run], keys: Sequence[str],
         counts[key] = int(series[j].size)
         levels[key] = (float(np.exp(raw_ref.mean())) if raw_ref.size else math.nan,
                        float(np.exp(raw_head.mean())) if raw_head.size else math.nan)
-        shifts[key] = float(head_shift.mean()) if timing[j] and head_shift.size else 0.0
+        shifts[key] = float(head_shift.mean()) \
+            if timing[j] and head_shift.size and not side_by_side else 0.0
         if timing[j] and raw_ref.size and raw_head.size:
             as_measured.append(evidence_from_groups(raw_ref, raw_head, (), False,
                                                     within.get(key, 0.0)))
