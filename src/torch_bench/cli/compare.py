@@ -197,12 +197,17 @@ def handle(args: argparse.Namespace) -> int:
     head = load_runs(args.head, "HEAD")
     base_branch = args.base_branch or head[0].git.get("base_branch") or "main"
     where = RunFilter(fingerprint=head[0].fingerprint)
+    skipped: tuple[str, ...] = ()
     try:
-        baseline, history = chosen_runs(args, head, base_branch, index_history(
-            args.history, where).runs if args.history else ())
+        index = index_history(args.history, where) if args.history else None
+        skipped = index.problems if index else ()
+        baseline, history = chosen_runs(args, head, base_branch, index.runs if index else ())
     except IndexMismatch:  # a file damaged where the index did not look: read it all
-        baseline, history = chosen_runs(args, head, base_branch,
-                                        load_history(args.history, where).runs)
+        whole = load_history(args.history, where)
+        skipped = whole.problems
+        baseline, history = chosen_runs(args, head, base_branch, whole.runs)
+    for problem in skipped:
+        print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
     comparison = compare_runs(baseline.runs, head, history, policy=policy,
                               ignore_environment=args.ignore_environment,
                               baseline_note=baseline.how)

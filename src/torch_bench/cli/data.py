@@ -228,6 +228,8 @@ def handle_export(args: argparse.Namespace) -> int:
 
 def _carry_out(args: argparse.Namespace, plan: Plan, problems) -> int:
     _warn(problems)
+    for line in plan.left:
+        print(line, file=sys.stderr)
     if plan.empty:
         print("nothing to change", file=sys.stderr)
         return 0
