@@ -18,6 +18,7 @@ from torch_bench.analyze.bisect_runs import (
     commit_range,
     worktrees,
 )
+from torch_bench.boundary import limited
 from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
@@ -63,7 +64,8 @@ def register(subparsers) -> None:
                         help="with --from-history: only this branch's runs")
     parser.add_argument("--repo", default=".", metavar="DIR",
                         help="the git checkout holding the commits (default: .)")
-    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+    parser.add_argument("--max-steps", type=limited("max-steps"), default=DEFAULT_MAX_STEPS,
+                        metavar="N",
                         help=f"measure at most N steps (default {DEFAULT_MAX_STEPS})")
     parser.add_argument("--rounds", type=int, default=3,
                         help="A/B rounds per step, each runs every side once (default 3)")
