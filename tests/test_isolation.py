@@ -87,7 +87,9 @@ def test_a_small_memory_cap_limits_the_case_not_torchs_import():
 def test_a_timeout_kills_the_case_and_every_process_it_started():
     started = time.monotonic()
     results = run_hostile("escape~hang", timeout_s=1.5)
-    assert time.monotonic() - started < 20  # the escaped grandchild holds the case's output
+    # The escaped grandchild holds the case's output for 600 s: a run that waited for it would
+    # take that long. Half of it, not a speed figure, so a loaded machine cannot fail this.
+    assert time.monotonic() - started < 300
     assert results["escape~hang"].status == "timeout"
     assert not _ours(escaped_processes(), this_process_cases())
 
