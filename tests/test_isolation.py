@@ -192,3 +192,20 @@ def test_a_killed_run_takes_its_worker_along_and_the_next_run_its_leftovers(tmp_
     finally:
         for process in _ours(escaped_processes(), scratch):
             process.kill()
+
+
+def test_a_crash_message_keeps_the_cases_frames_and_drops_ours():
+    from torch_bench.measure.isolation import readable_tail
+
+    printed = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.11/site-packages/torch_bench/measure/worker.py", line 55, '
+        "in run_request\n"
+        "    results = list(suite.run_case(case, ctx))\n"
+        "                   ^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        '  File "/home/me/bench/suite.py", line 9, in run_case\n'
+        "    load(path)\n"
+        "    ~~~~^^^^^^\n"
+        "OSError: cannot load /data/x\n")
+    assert readable_tail(printed) == ['File "/home/me/bench/suite.py", line 9, in run_case',
+                                      "load(path)", "OSError: cannot load /data/x"]
