@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shlex
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,6 +90,27 @@ def plain_text(max_length: int = 200) -> Callable[[str], str]:
 
     parse.__name__ = "text"
     return parse
+
+
+# GitHub's: an owner of letters, digits and inner hyphens; a name of letters, digits, '.', '_'
+# and '-', other than '.' and '..' (so `../x` is no repository, and no path either).
+_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
+
+
+def repository_name(text: str) -> str:
+    """A GitHub repository as OWNER/NAME."""
+    if not _REPOSITORY.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a repository as OWNER/NAME")
+    return text
+
+
+def shell_words(text: str) -> str:
+    """Arguments as one string a POSIX shell would split (quotes closed), kept as given."""
+    try:
+        shlex.split(text)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise argparse.ArgumentTypeError(f"{text[:60]!r}: {str(exc).lower()}") from None
+    return text
 
 
 def http_url(text: str) -> str:

@@ -36,7 +36,7 @@ from torch_bench.analyze.confirm import (
 from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
-from torch_bench.boundary import http_url, limited, number
+from torch_bench.boundary import http_url, limited, number, shell_words
 from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
@@ -96,7 +96,7 @@ def register(subparsers) -> None:
     confirm.add_argument("--confirm-max-rounds", default=MAX_ROUNDS, metavar="N",
                          type=number(MIN_ROUNDS, MOST_ROUNDS, integer=True, unit="rounds"),
                          help=f"most rounds (default {MAX_ROUNDS}, at most {MOST_ROUNDS})")
-    confirm.add_argument("--confirm-run-args", default="", metavar="ARGS",
+    confirm.add_argument("--confirm-run-args", default="", metavar="ARGS", type=shell_words,
                          help="`torch-bench run` arguments of the head's run, as one string "
                               "(each round adds --filter for the benchmarks it measures and "
                               "reuses the head's calls per sample)")

@@ -117,6 +117,8 @@ def _targets(args: argparse.Namespace, head: Path):
     with importable_from(head):
         config = selection(run_args, args.device)
         planned = [(p.suite_ref, p.case) for p in plan_cases(config)]
+    if not planned:  # a typo in --filter: nothing would be explained, silently
+        raise UserError(f"-- RUN_ARGS: {' '.join(run_args) or '(none)'}: select no case")
     if args.verdicts is None:
         return targets_from_plan(planned), config.device
     report = parse_json(read_text(args.verdicts), args.verdicts)
