@@ -154,6 +154,102 @@ def bad_input_faults() -> list[Fault]:
     return [Fault("bad inputs", name, argv, usage_error) for name, argv in cases]
 
 
+def _more_inputs(folder: Path) -> None:
+    (folder / "object.txt").write_text(
+        'Caffe2Observer {"type": "NET", "metric": {"a": 1}, "unit": "ms", "value": "1.0"}\n')
+    (folder / "good.txt").write_text(
+        'Caffe2Observer {"type": "NET", "metric": "g-b", "unit": "ms", "value": "1.0"}\n')
+    (folder / "huge.yaml").write_text("timing:\n  warmup: " + "9" * 5000 + "\n")
+
+
+def more_bad_input_faults() -> list[Fault]:
+    """The third round's bad inputs: each must be one line naming it, exit 2."""
+    cases = [
+        ("import of an AI-PEP metric that is an object",
+         ("import", "object.txt", "--format", "aipep", "--out", "o.json")),
+        ("import --suite ''", ("import", "good.txt", "--format", "aipep", "--suite", "",
+                               "--out", "o.json")),
+        ("import --branch ''", ("import", "good.txt", "--format", "aipep", "--branch", "",
+                                "--out", "o.json")),
+        ("run --config with a 5,000-digit number", ("run", "--config", "huge.yaml")),
+        ("run --suite ../../etc/passwd", ("run", "--suite", "../../etc/passwd")),
+        ("site --repository 'not a repo'", ("site", "--data", "data", "--out", "site",
+                                            "--repository", "not a repo")),
+        ("site --cache FILE", ("site", "--data", "data", "--out", "site", "--cache",
+                               "report.md")),
+        ("comment /dev/zero", ("comment", "/dev/zero", "--pr", "1", "--repo", "o/r")),
+        ("data export --parquet ''", ("data", "export", "--data", "data", "--parquet", "")),
+        ("compare --confirm-run-args with an open quote",
+         ("compare", "base.json", "r.json", "--confirm-run-args", "--suite 'rnns")),
+        ("explain --threads 0", ("explain", "--base", ".", "--head", ".", "--threads", "0",
+                                 "--", "--suite", "rnns")),
+        ("explain of no case", ("explain", "--base", ".", "--head", ".", "--", "--suite",
+                                "rnns", "--filter", "zzz-none")),
+        ("bisect --issue 1 --repository ../x", ("bisect", "--good", "a", "--bad", "b",
+                                                "--issue", "1", "--repository", "../x")),
+        ("compare --false-alarm-rate 1e-12 on 3 runs",
+         ("compare", "auto", "r.json", "--history", "data", "--false-alarm-rate", "1e-12")),
+        ("compare --per-pr-level 1e-30 on 3 runs",
+         ("compare", "auto", "r.json", "--history", "data", "--per-pr-level", "1e-30")),
+    ]
+    return [Fault("bad inputs (3rd round)", name, argv, usage_error, setup=_more_inputs)
+            for name, argv in cases]
+
+
+def _foreign_archive(folder: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (folder / "data" / "archive" / "2026").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1, 2, 3]}), folder / "data/archive/2026/01-foreign.parquet")
+
+
+def _huge_archive(folder: Path) -> None:
+    """1,200,000 valid rows, the same one over and over: about 600 KB on disk."""
+    import pyarrow as pa
+
+    from torch_bench.store import columnar
+
+    one = columnar.runs_table([a_run(day=4)], {"month": "2026/01", "samples": "kept"})
+    (folder / "data" / "archive" / "2026").mkdir(parents=True)
+    table = one.take(pa.array([0] * 1_200_000)).replace_schema_metadata(one.schema.metadata)
+    columnar.write_table(table, folder / "data/archive/2026/01-huge.parquet")
+
+
+def archive_faults() -> list[Fault]:
+    """Every history reader beside a Parquet file that is not ours, or claims 1.2 M rows."""
+    readers = [
+        ("data verify", ("data", "verify", "--data", "data")),
+        ("data list", ("data", "list", "--data", "data")),
+        ("data export", ("data", "export", "--data", "data", "--parquet", "all.parquet")),
+        ("data compact", ("data", "compact", "--data", "data", "--dry-run")),
+        ("site", ("site", "--data", "data", "--out", "site")),
+        ("compare --history", ("compare", "auto", "r.json", "--history", "data")),
+        ("store --to-folder", ("store", "r.json", "--to-folder", "data")),
+    ]
+
+    def skipped(file: str, reads: bool) -> Callable[[Outcome], str | None]:
+        def judge(outcome: Outcome) -> str | None:
+            problem = clean_end(outcome)
+            if problem:
+                return problem
+            if reads and file not in outcome.out + outcome.err:
+                return f"{file} not named"
+            return None
+        return judge
+
+    faults = []
+    for what, setup, file in (("a Parquet file without our columns", _foreign_archive,
+                               "01-foreign.parquet"),
+                              ("an archive of 1.2 M rows in 600 KB", _huge_archive,
+                               "01-huge.parquet")):
+        for reader, argv in readers:
+            faults.append(Fault("archives", f"{reader} beside {what}", argv,
+                                skipped(file, reader != "store --to-folder"), setup=setup,
+                                timeout=120))
+    return faults
+
+
 def disk_faults() -> list[Fault]:
     if not shutil.which("unshare"):
         return []
@@ -539,8 +635,9 @@ def main() -> int:
     if args.src:
         global SOURCE
         SOURCE = str(Path(args.src).resolve())
-    faults = [*bad_input_faults(), *disk_faults(), *secret_faults(), *injection_faults(),
-              *document_faults(), *import_faults(), *configuration_faults()]
+    faults = [*bad_input_faults(), *more_bad_input_faults(), *archive_faults(),
+              *disk_faults(), *secret_faults(), *injection_faults(), *document_faults(),
+              *import_faults(), *configuration_faults()]
     if not args.skip_isolation:
         faults += isolation_faults() + interrupt_faults()
     if args.category:

@@ -166,3 +166,68 @@ def test_a_full_disk_is_one_line_for_site_and_store(tmp_path):
         assert done.returncode == 2, done.stderr
         assert "Traceback" not in done.stderr
         assert "File too large" in done.stderr.strip().splitlines()[-1]
+
+
+def _bad_input_folder(folder: Path) -> None:
+    store_in_folder([a_run()], folder / "data")
+    (folder / "r.json").write_text((folder / "data").joinpath(
+        next(p for p in (folder / "data").rglob("*.json")).relative_to(folder / "data")
+    ).read_text())
+    (folder / "report.md").write_text("report\n")
+    (folder / "object.txt").write_text(
+        'Caffe2Observer {"type": "NET", "metric": {"a": 1}, "unit": "ms", "value": "1.0"}\n')
+    (folder / "good.txt").write_text(
+        'Caffe2Observer {"type": "NET", "metric": "g-b", "unit": "ms", "value": "1.0"}\n')
+    (folder / "huge.yaml").write_text("timing:\n  warmup: " + "9" * 5000 + "\n")
+
+
+# Each: the command line, then what its one line of error says (naming the input).
+BAD_INPUTS = {
+    "an AI-PEP metric that is an object": (
+        ("import", "object.txt", "--format", "aipep", "--out", "o.json"),
+        "object.txt: line 1: not a valid AI-PEP record"),
+    "import --suite ''": (("import", "good.txt", "--format", "aipep", "--suite", "",
+                           "--out", "o.json"), "argument --suite: must not be empty"),
+    "import --branch ''": (("import", "good.txt", "--format", "aipep", "--branch", "",
+                            "--out", "o.json"), "argument --branch: must not be empty"),
+    "a configuration with a 5,000-digit number": (
+        ("run", "--config", "huge.yaml"),
+        "huge.yaml: not valid YAML: Exceeds the limit (4300 digits)"),
+    "run --suite ../../etc/passwd": (
+        ("run", "--suite", "../../etc/passwd"),
+        "suite '../../etc/passwd': not a module path such as mypackage.bench"),
+    "site --repository 'not a repo'": (
+        ("site", "--data", "data", "--out", "site", "--repository", "not a repo"),
+        "argument --repository: 'not a repo' is not a repository as OWNER/NAME"),
+    "site --cache FILE": (("site", "--data", "data", "--out", "site", "--cache", "report.md"),
+                          "--cache report.md: is a file, expected a folder"),
+    "comment /dev/zero": (("comment", "/dev/zero", "--pr", "1", "--repo", "o/r"),
+                          "REPORT /dev/zero: more than 64 MiB"),
+    "data export --parquet ''": (("data", "export", "--data", "data", "--parquet", ""),
+                                 "argument --parquet: must not be empty"),
+    "compare --confirm-run-args with an open quote": (
+        ("compare", "r.json", "r.json", "--confirm-run-args", "--suite 'rnns"),
+        "argument --confirm-run-args: \"--suite 'rnns\": no closing quotation"),
+    "explain --threads 0": (("explain", "--base", ".", "--head", ".", "--threads", "0", "--",
+                             "--suite", "rnns"),
+                            "argument --threads: '0' is out of range: expected 1 to 4,096"),
+    "explain of no case": (("explain", "--base", ".", "--head", ".", "--", "--suite", "rnns",
+                            "--filter", "zzz-none"),
+                           "-- RUN_ARGS: --suite rnns --filter zzz-none: select no case"),
+    "bisect --repository ../x": (
+        ("bisect", "--good", "a", "--bad", "b", "--issue", "1", "--repository", "../x"),
+        "argument --repository: '../x' is not a repository as OWNER/NAME"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_each_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, cli, name):
+    _bad_input_folder(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    argv, message = BAD_INPUTS[name]
+    done = cli(*argv)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing

@@ -90,11 +90,11 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         (("compare", "base.json", "head.json", "--min-effect", "-1"), "not a fraction"),
         (("compare", "base.json", "head.json", "--min-effect", "nan"), "not a fraction"),
         (("compare", "base.json", "head.json", "--false-alarm-rate", "0"),
-         "--false-alarm-rate: 0.0 is not a fraction in (0, 0.5) such as 0.01"),
+         "--false-alarm-rate: '0' is out of range: expected 1e-06 to below 0.5"),
         (("compare", "base.json", "head.json", "--false-alarm-rate", "nan"),
-         "--false-alarm-rate: nan is not a fraction in (0, 0.5) such as 0.01"),
+         "--false-alarm-rate: 'nan' is not a finite number"),
         (("compare", "base.json", "head.json", "--per-pr-level", "inf"),
-         "--per-pr-level: inf is not a fraction in (0, 1] such as 0.05"),
+         "--per-pr-level: 'inf' is not a finite number"),
         (("compare", "base.json", "head.json", "--min-history", "1"),
          "--min-history: 1 must be at least 2"),
         (("compare", "base.json", "head.json", "--pr", "-5"), "--pr: -5 must be at least 1"),
@@ -106,7 +106,7 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
         (("ab", "--base", ".", "--head", ".", "--confirm-rounds", "-1"),
          "--confirm-rounds: -1 must be at least 0"),
         (("ab", "--base", ".", "--head", ".", "--per-pr-level", "nan"),
-         "--per-pr-level: nan is not a fraction in (0, 1] such as 0.05"),
+         "--per-pr-level: 'nan' is not a finite number"),
     ]
     for args, message in cases:
         done = cli(*args)

@@ -87,7 +87,9 @@ def test_a_small_memory_cap_limits_the_case_not_torchs_import():
 def test_a_timeout_kills_the_case_and_every_process_it_started():
     started = time.monotonic()
     results = run_hostile("escape~hang", timeout_s=1.5)
-    assert time.monotonic() - started < 20  # the escaped grandchild holds the case's output
+    # The escaped grandchild holds the case's output for 600 s: a run that waited for it would
+    # take that long. Half of it, not a speed figure, so a loaded machine cannot fail this.
+    assert time.monotonic() - started < 300
     assert results["escape~hang"].status == "timeout"
     assert not _ours(escaped_processes(), this_process_cases())
 
@@ -190,3 +192,20 @@ def test_a_killed_run_takes_its_worker_along_and_the_next_run_its_leftovers(tmp_
     finally:
         for process in _ours(escaped_processes(), scratch):
             process.kill()
+
+
+def test_a_crash_message_keeps_the_cases_frames_and_drops_ours():
+    from torch_bench.measure.isolation import readable_tail
+
+    printed = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.11/site-packages/torch_bench/measure/worker.py", line 55, '
+        "in run_request\n"
+        "    results = list(suite.run_case(case, ctx))\n"
+        "                   ^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        '  File "/home/me/bench/suite.py", line 9, in run_case\n'
+        "    load(path)\n"
+        "    ~~~~^^^^^^\n"
+        "OSError: cannot load /data/x\n")
+    assert readable_tail(printed) == ['File "/home/me/bench/suite.py", line 9, in run_case',
+                                      "load(path)", "OSError: cannot load /data/x"]

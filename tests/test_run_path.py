@@ -66,6 +66,27 @@ def test_bad_values_and_markup_cost_only_their_own_results(cli, tmp_path, hostil
     assert not list((tmp_path / "scratch").iterdir())
 
 
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_an_unstorable_name_and_sys_exit_cost_only_their_own_case(cli, tmp_path, hostile_env,
+                                                                   start):
+    # a result named "a\nb", a case named "nl\nb" (its error results carry the name too)
+    (tmp_path / "hostile.yaml").write_text(
+        "suites: [support.hostile_suite]\n"
+        'options:\n  support.hostile_suite: {cases: "ok,newline,nl\\nb,exit"}\n')
+    done = cli("run", "--config", "hostile.yaml", "--no-preflight", "--processes", "1",
+               "--case-start", start, "--out", "r.json", env=hostile_env)
+    assert done.returncode == 0, done.stderr
+    latency = {r.name: r for r in load_run(tmp_path / "r.json").results
+               if r.metric == "latency"}
+    assert set(latency) == {"ok", "newline", "nl\\nb", "exit"}
+    assert latency["ok"].status == "ok"
+    assert latency["newline"].status == "error" and latency["newline"].error.startswith(
+        "the case returned a result that cannot be stored: results[0].name: 'a\\nb'")
+    assert latency["nl\\nb"].status == "error" and "'nl\\nb'" in latency["nl\\nb"].error
+    assert latency["exit"].status == "error"
+    assert latency["exit"].error == "the case called sys.exit(0) instead of returning its results"
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     (["--timeout", "-1"], "--timeout: '-1' is out of range: expected 0.01 to 604,800 s"),
     (["--timeout", "0"], "--timeout: '0' is out of range"),

@@ -17,8 +17,11 @@ from hypothesis import strategies as st
 
 from torch_bench.render.history_cache import load_columns
 from torch_bench.render.model import build_model
+from torch_bench.results.document import save_run
 from torch_bench.results.schema import failed, measured, new_run
+from torch_bench.store import plan
 from torch_bench.store.archive import (
+    MAX_ARCHIVE_ROWS,
     Archive,
     decode_archive,
     drop_samples,
@@ -29,6 +32,7 @@ from torch_bench.store.archive import digest as archive_digest
 from torch_bench.store.folder import store_in_folder
 from torch_bench.store.layout import archive_files, archive_path, run_files
 from torch_bench.store.reader import load_history
+from torch_bench.store.scan import scan_folder
 
 
 def month_of_runs(month="2025-11", days=3, benchmarks=4):
@@ -260,3 +264,68 @@ def test_an_archive_rewritten_by_another_tool_in_another_order_still_reads(tmp_p
     (archive,) = archive_files(root)
     assert archive.parent.name == "2025" and archive.name.startswith("11-")
     assert "bench_two" in pq.read_table(archive, use_threads=False).column("name").to_pylist()
+
+
+# -- what is not ours, or too big ----------------------------------------------------------------
+
+READERS = (("data", "verify"), ("data", "list"), ("data", "export", "--parquet", "all.parquet"),
+           ("data", "compact", "--dry-run"), ("site", "--data", "benchmarks", "--out", "site"),
+           ("store", "head.json", "--to-folder", "benchmarks"))
+
+
+def run_every_reader(tmp_path, cli, head):
+    save_run(head, tmp_path / "head.json")
+    for argv in READERS:
+        yield argv, cli(*argv)
+    yield ("compare",), cli("compare", "auto", "head.json", "--history", "benchmarks")
+
+
+def test_a_parquet_file_without_our_columns_is_skipped_by_name_in_every_reader(tmp_path, cli):
+    root = tmp_path / "benchmarks"
+    runs = compacted(root, cli)
+    foreign = root / "archive" / "2025" / "10-foreign.parquet"
+    pq.write_table(pa.table({"x": [1, 2, 3]}), foreign)
+    head = new_run(runs[-1].results, created_at="2025-12-20T12:00:00Z",
+                   git={"branch": "pr", "sha": "f" * 40, "base_branch": "main"},
+                   env=runs[-1].env)
+    for argv, done in run_every_reader(tmp_path, cli, head):
+        assert "Traceback" not in done.stderr, argv
+        assert done.returncode == (1 if argv == ("data", "verify") else 0), (argv, done.stderr)
+        if argv[0] != "store":  # which reads no archive
+            assert "10-foreign.parquet: not a torch-bench archive: no column 'run_id'" in \
+                done.stdout + done.stderr, argv
+    assert "7 runs" in cli("data", "list").stdout  # 6 beside it (3 archived) and the head
+
+
+def test_an_archive_claiming_more_rows_than_the_cap_is_refused_before_decoding(tmp_path, cli):
+    root = tmp_path / "benchmarks"
+    runs = compacted(root, cli)
+    (archive,) = archive_files(root)
+    table = pq.read_table(archive, use_threads=False)
+    # a few hundred KB on disk: the same row over and over
+    huge = table.take(pa.array([0] * (MAX_ARCHIVE_ROWS + 1)))
+    bomb = archive.with_name("10-huge.parquet")
+    pq.write_table(huge.replace_schema_metadata(table.schema.metadata), bomb,
+                   compression="zstd")
+    assert bomb.stat().st_size < 2 << 20
+    head = new_run(runs[-1].results, created_at="2025-12-20T12:00:00Z",
+                   git={"branch": "pr", "sha": "f" * 40, "base_branch": "main"},
+                   env=runs[-1].env)
+    for argv, done in run_every_reader(tmp_path, cli, head):
+        assert "Traceback" not in done.stderr, argv
+        assert done.returncode == (1 if argv == ("data", "verify") else 0), (argv, done.stderr)
+        if argv[0] != "store":
+            assert (f"10-huge.parquet: not read: {MAX_ARCHIVE_ROWS + 1:,} rows, over the cap "
+                    f"of {MAX_ARCHIVE_ROWS:,}") in done.stdout + done.stderr, argv
+
+
+def test_compaction_leaves_a_month_that_would_pass_the_cap_as_run_files(tmp_path, cli,
+                                                                          monkeypatch):
+    root = tmp_path / "benchmarks"
+    store_in_folder(month_of_runs("2025-11") + month_of_runs("2025-10", days=1), root)
+    monkeypatch.setattr(plan, "MAX_ARCHIVE_ROWS", 10)  # November has 15 results, October 5
+    compact = plan.plan_compact(scan_folder(root), "2025/12", summarise=True)
+    assert compact.left == ("2025/11: not compacted: 15 results, over the cap of 10 an "
+                            "archive is read with",)
+    assert [path.parts[:2] for path in compact.writes] == [("archive", "2025")]
+    assert all("/11/" not in str(path) for path in compact.deletes)

@@ -49,15 +49,28 @@ def test_stops_early_when_spread_is_small():
     assert all(s >= 2.0 for s in timing.samples_ms)
 
 
+class StepClock:
+    """Seconds that move on by `step` at every reading: a time budget that ends after a known
+    number of readings, however long the calls really take."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.readings = 0
+
+    def __call__(self) -> float:
+        self.readings += 1
+        return self.readings * self.step
+
+
 def test_time_budget_ends_a_noisy_measurement():  # 2 and 8 ms in turn: never settles
-    started = time.perf_counter()
-    timing = measure(lambda: time.sleep(0.002),
+    budget = StepClock(0.01)  # the 0.3 s budget: spent at the 31st reading
+    timing = measure(lambda: None,
                      TimingPolicy(warmup=0, min_repeats=5, max_repeats=10_000, max_time_s=0.3,
-                                  target_rel_iqr=0.01), clock=TurnClock(2.0, 8.0))
+                                  target_rel_iqr=0.01), clock=TurnClock(2.0, 8.0), now=budget)
     assert timing.stop_reason == "time"
     assert timing.number == 1
-    assert 5 <= len(timing.samples_ms) < 10_000
-    assert time.perf_counter() - started < 5
+    # one reading to set the deadline, then one after each sample from the fifth on
+    assert len(timing.samples_ms) == budget.readings - 1 + 4 == 34
 
 
 def test_setup_runs_untimed_before_each_call():

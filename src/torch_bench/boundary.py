@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shlex
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 MAX_NUMBER_TEXT = 40  # characters: far more than any sensible value, far less than a DoS
@@ -19,10 +21,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def number(low: float | None = None, high: float | None = None, *, integer: bool = False,
-           unit: str = "") -> Callable[[str], float | int]:
-    """A finite number (a whole one if `integer`) within [low, high]."""
+           unit: str = "", below_high: bool = False) -> Callable[[str], float | int]:
+    """A finite number (a whole one if `integer`) within [low, high] (below `high` if
+    `below_high`)."""
     kind = "a whole number" if integer else "a number"
-    span = _describe_range(low, high, unit)
+    span = _describe_range(low, high, unit, below_high)
 
     def parse(text: str) -> float | int:
         shown = text.strip()
@@ -34,12 +37,40 @@ def number(low: float | None = None, high: float | None = None, *, integer: bool
             raise argparse.ArgumentTypeError(f"{shown!r} is not {kind}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{shown!r} is not a finite number")
-        if (low is not None and value < low) or (high is not None and value > high):
+        if (low is not None and value < low) or (high is not None and (
+                value >= high if below_high else value > high)):
             raise argparse.ArgumentTypeError(f"{shown!r} is out of range: expected {span}")
         return value
 
     parse.__name__ = kind  # argparse names the type in some messages
     return parse
+
+
+@dataclass(frozen=True)
+class Limit:
+    low: float
+    high: float
+    unit: str = ""
+    below_high: bool = False  # high itself is out
+    integer: bool = False
+
+
+# The rule's rates and the time and step budgets, the same for every command's flags and the
+# Action's inputs. Below 1e-6, a rate asks a short history for a t quantile in the millions,
+# and the threshold that follows overflows (e**710); a budget past a week is a typo.
+LIMITS = {
+    "false-alarm-rate": Limit(1e-6, 0.5, below_high=True),
+    "per-pr-level": Limit(1e-6, 1),
+    "budget": Limit(0, 7 * 86_400, "s"),
+    "max-steps": Limit(1, 1_000, "steps", integer=True),  # bisect's
+}
+
+
+def limited(name: str) -> Callable[[str], float | int]:
+    """The argparse type of the rate or budget `name` (a key of LIMITS)."""
+    limit = LIMITS[name]
+    return number(limit.low, limit.high, integer=limit.integer, unit=limit.unit,
+                  below_high=limit.below_high)
 
 
 def plain_text(max_length: int = 200) -> Callable[[str], str]:
@@ -61,6 +92,27 @@ def plain_text(max_length: int = 200) -> Callable[[str], str]:
     return parse
 
 
+# GitHub's: an owner of letters, digits and inner hyphens; a name of letters, digits, '.', '_'
+# and '-', other than '.' and '..' (so `../x` is no repository, and no path either).
+_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
+
+
+def repository_name(text: str) -> str:
+    """A GitHub repository as OWNER/NAME."""
+    if not _REPOSITORY.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a repository as OWNER/NAME")
+    return text
+
+
+def shell_words(text: str) -> str:
+    """Arguments as one string a POSIX shell would split (quotes closed), kept as given."""
+    try:
+        shlex.split(text)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise argparse.ArgumentTypeError(f"{text[:60]!r}: {str(exc).lower()}") from None
+    return text
+
+
 def http_url(text: str) -> str:
     """An absolute http(s) URL with a host, on one line (no `javascript:`, no `data:`)."""
     try:
@@ -74,10 +126,12 @@ def http_url(text: str) -> str:
     return text.strip()
 
 
-def _describe_range(low: float | None, high: float | None, unit: str) -> str:
+def _describe_range(low: float | None, high: float | None, unit: str,
+                    below_high: bool = False) -> str:
     suffix = f" {unit}" if unit else ""
     if low is not None and high is not None:
-        return f"{plain_number(low)} to {plain_number(high)}{suffix}"
+        upto = "to below" if below_high else "to"
+        return f"{plain_number(low)} {upto} {plain_number(high)}{suffix}"
     if low is not None:
         return f">= {plain_number(low)}{suffix}"
     if high is not None:

@@ -167,3 +167,6 @@ def parse_yaml(text: str, source: str) -> Any:
         raise InvalidDocument(f"{source}: not valid YAML{line}{detail}") from None
     except RecursionError:
         raise InvalidDocument(f"{source}: YAML nested too deeply to read") from None
+    except ValueError as exc:  # a value the constructors refuse: 5,000 digits, 2026-13-45
+        reason = str(exc).split("; use sys.")[0]
+        raise InvalidDocument(f"{source}: not valid YAML: {reason}") from None

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from torch_bench.config import RunConfig, partition_of
 from torch_bench.measure.environment import collect_environment, fingerprint
 from torch_bench.measure.in_process import run_in_process
-from torch_bench.measure.isolation import run_isolated
+from torch_bench.measure.isolation import run_isolated, storable_results
 from torch_bench.measure.preflight import Preflight
 from torch_bench.measure.spread import failure_among, join_processes, loops_of, process_policies
 from torch_bench.provenance import ci_info, git_info
@@ -73,7 +73,7 @@ def run_case_processes(item: PlannedCase, config: RunConfig,
     suite = get_suite(item.suite_ref)
     if item.case.options.get("in_process"):  # asked for by the case (HF's no_multi_process)
         ctx = CaseContext(device=config.device, threads=config.threads, policy=config.policy)
-        return run_in_process(item.case, ctx, item.suite_ref)
+        return storable_results(item.case, run_in_process(item.case, ctx, item.suite_ref))
     wanted = config.processes if suite.spread_over_processes else 1
     per_process: list[list[Result]] = []
     for policy in process_policies(config.policy, wanted):

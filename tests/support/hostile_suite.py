@@ -61,6 +61,11 @@ def run_case(case, ctx):
         subprocess.Popen([sys.executable, "-c", LINGER])
     if behaviour == "thread":  # a non-daemon thread keeps the process alive after the case
         threading.Thread(target=time.sleep, args=(600,)).start()
+    if behaviour == "exit":  # sys.exit(0): neither results nor an exception
+        sys.exit(0)
+    if behaviour == "newline":  # a name no run document can hold
+        return [measured(case.suite, "a\nb", "latency", [1.0, 2.0], params=case.params,
+                         group="hostile")]
     if behaviour == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
     if behaviour == "flood":  # far more output than anyone should keep, then a crash

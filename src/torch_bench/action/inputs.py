@@ -8,13 +8,14 @@ can be told from one it did: the input wins, then the `config` file's value, the
 
 from __future__ import annotations
 
-import math
+import argparse
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from torch_bench.action.install import parse_torch
+from torch_bench.boundary import limited
 from torch_bench.errors import UserError
 from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.yamlfile import read_yaml
@@ -57,13 +58,6 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if not 0 <= value < math.inf:
-        raise ValueError("expected a number >= 0")
-    return value
-
-
 def _fraction(text: str) -> float:
     value = float(text)
     if not 0 <= value < 1:
@@ -71,11 +65,17 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _open_fraction(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise ValueError("expected a fraction in (0, 1) such as 0.01")
-    return value
+def _limited(name: str) -> Callable[[str], float | int]:
+    """The rate or budget `name` within the bounds the CLI's flags have (boundary.LIMITS)."""
+    parse = limited(name)
+
+    def checked(text: str) -> float:
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(str(exc)) from None
+
+    return checked
 
 
 def _device(text: str) -> str:
@@ -164,9 +164,9 @@ INPUTS: tuple[Input, ...] = (
     Input("site-branch", _optional_branch, ""),
     Input("comment", _choice("always", "on-regression", "never"), "always"),
     Input("min-effect", _fraction, "0.02"),
-    Input("false-alarm-rate", _open_fraction, "0.01"),
-    Input("per-pr-level", _open_fraction, "0.05"),
-    Input("confirm-budget", _non_negative_float, "600"),
+    Input("false-alarm-rate", _limited("false-alarm-rate"), "0.01"),
+    Input("per-pr-level", _limited("per-pr-level"), "0.05"),
+    Input("confirm-budget", _limited("budget"), "600"),
     Input("fail-on-regression", _bool, "false"),
     Input("baseline", _baseline, "auto"),
     Input("ab", _choice("auto", "always", "never"), "auto"),
@@ -174,9 +174,9 @@ INPUTS: tuple[Input, ...] = (
     Input("compact-after", _non_negative_int, "0"),
     Input("output-dir", _text, "torch-bench-output"),
     Input("bisect", _bool, "false"),
-    Input("bisect-max-steps", lambda t: max(1, int(t)), "6"),
+    Input("bisect-max-steps", _limited("max-steps"), "6"),
     Input("explain", _choice("auto", "never"), "auto"),
-    Input("explain-budget", _non_negative_float, "600"),
+    Input("explain-budget", _limited("budget"), "600"),
 )
 
 
@@ -221,7 +221,7 @@ BISECT_INPUTS: tuple[Input, ...] = (
                                                "torch", "output-dir")),
     Input("good", _text, ""),
     Input("bad", _text, ""),
-    Input("max-steps", lambda t: max(1, int(t)), "6"),
+    Input("max-steps", _limited("max-steps"), "6"),
 )
 
 

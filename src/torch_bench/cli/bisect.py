@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
@@ -18,6 +17,7 @@ from torch_bench.analyze.bisect_runs import (
     commit_range,
     worktrees,
 )
+from torch_bench.boundary import limited, repository_name
 from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.cli.compare import add_rule_arguments, at_least, policy_from
 from torch_bench.cli.run_guards import Stopped, stop_on_signals
@@ -63,7 +63,8 @@ def register(subparsers) -> None:
                         help="with --from-history: only this branch's runs")
     parser.add_argument("--repo", default=".", metavar="DIR",
                         help="the git checkout holding the commits (default: .)")
-    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+    parser.add_argument("--max-steps", type=limited("max-steps"), default=DEFAULT_MAX_STEPS,
+                        metavar="N",
                         help=f"measure at most N steps (default {DEFAULT_MAX_STEPS})")
     parser.add_argument("--rounds", type=int, default=3,
                         help="A/B rounds per step, each runs every side once (default 3)")
@@ -76,7 +77,7 @@ def register(subparsers) -> None:
                         help="also post the report as a comment on issue (or PR) N of "
                              "--repository, updated in place by a later bisection (token in "
                              "GITHUB_TOKEN)")
-    parser.add_argument("--repository", metavar="OWNER/NAME",
+    parser.add_argument("--repository", metavar="OWNER/NAME", type=repository_name,
                         help="with --issue (default: GITHUB_REPOSITORY)")
     parser.add_argument("--no-github", action="store_true",
                         help="write no job summary even when GITHUB_STEP_SUMMARY is set")
@@ -114,8 +115,11 @@ def check(args: argparse.Namespace) -> None:
     if args.issue is not None:
         at_least("--issue", args.issue, 1)
         args.repository = args.repository or os.environ.get("GITHUB_REPOSITORY")
-        if not args.repository or not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repository):
-            raise UserError("--issue: needs --repository OWNER/NAME (or GITHUB_REPOSITORY)")
+        try:
+            repository_name(args.repository or "")
+        except argparse.ArgumentTypeError:
+            raise UserError("--issue: needs --repository OWNER/NAME (or GITHUB_REPOSITORY)"
+                            ) from None
     if not Path(args.repo).is_dir():
         raise UserError(f"--repo: {args.repo}: no such folder")
     outputs = {"--json": args.json, "--markdown": args.markdown}

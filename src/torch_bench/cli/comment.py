@@ -6,9 +6,9 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 
 from torch_bench.errors import UserError
+from torch_bench.fileio import read_text
 from torch_bench.report import actions
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.report.sanitise import allowed_hosts, sanitise_markdown
@@ -77,12 +77,11 @@ def pr_number(args: argparse.Namespace) -> int:
 
 
 def _read(path: str, flag: str) -> str:
+    """The file as text, read up to fileio's bounds (/dev/zero ends)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{flag} {path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise UserError(f"{flag} {path}: {exc.strerror or exc}") from None
+        return read_text(path)
+    except UserError as exc:
+        raise UserError(f"{flag} {exc}") from None
 
 
 def full_report(args: argparse.Namespace) -> str | None:

@@ -40,7 +40,7 @@ from torch_bench.analyze.evidence import HISTORY_WINDOW
 from torch_bench.analyze.headline import overall
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
-from torch_bench.boundary import http_url, number
+from torch_bench.boundary import http_url, limited, number, shell_words
 from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
@@ -94,13 +94,13 @@ def register(subparsers) -> None:
                               "turns confirmation on")
     confirm.add_argument("--confirm-head", metavar="DIR", default=".",
                          help="checkout of the head (default .)")
-    confirm.add_argument("--confirm-budget", type=float, default=DEFAULT_BUDGET_S,
+    confirm.add_argument("--confirm-budget", type=limited("budget"), default=DEFAULT_BUDGET_S,
                          metavar="SECONDS",
                          help=f"time the rounds may take (default {DEFAULT_BUDGET_S:g})")
     confirm.add_argument("--confirm-max-rounds", default=MAX_ROUNDS, metavar="N",
                          type=number(MIN_ROUNDS, MOST_ROUNDS, integer=True, unit="rounds"),
                          help=f"most rounds (default {MAX_ROUNDS}, at most {MOST_ROUNDS})")
-    confirm.add_argument("--confirm-run-args", default="", metavar="ARGS",
+    confirm.add_argument("--confirm-run-args", default="", metavar="ARGS", type=shell_words,
                          help="`torch-bench run` arguments of the head's run, as one string "
                               "(each round adds --filter for the benchmarks it measures and "
                               "reuses the head's calls per sample)")
@@ -119,10 +119,12 @@ def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
                       help="smallest change called a regression (default 0.02 = 2%%)")
     rule.add_argument("--min-effect-for", action="append", default=[], metavar="KEY=FRACTION",
                       help="minimum effect for a suite, metric or suite:metric (repeatable)")
-    rule.add_argument("--false-alarm-rate", type=float, default=0.01, metavar="FRACTION",
+    rule.add_argument("--false-alarm-rate", type=limited("false-alarm-rate"), default=0.01,
+                      metavar="FRACTION",
                       help="per benchmark: the chance that an unchanged benchmark is called a "
                            "regression (default 0.01 = 1%%)")
-    rule.add_argument("--per-pr-level", type=float, default=0.05, metavar="FRACTION",
+    rule.add_argument("--per-pr-level", type=limited("per-pr-level"), default=0.05,
+                      metavar="FRACTION",
                       help="per report: the chance that a report on an unchanged PR names "
                            "any regression, the whole run's included; the whole run's test "
                            "takes the false-alarm rate of it (at most half), the "
@@ -168,12 +170,6 @@ def policy_from(args: argparse.Namespace) -> RulePolicy:
             (f"--min-effect-for {k}", v) for k, v in overrides.items())):
         if not 0 <= value < 10:
             raise UserError(f"{name}: {value} is not a fraction such as 0.02")
-    if not 0 < args.false_alarm_rate < 0.5:
-        raise UserError(f"--false-alarm-rate: {args.false_alarm_rate} is not a fraction in "
-                        "(0, 0.5) such as 0.01")
-    if not 0 < args.per_pr_level <= 1:
-        raise UserError(f"--per-pr-level: {args.per_pr_level} is not a fraction in (0, 1] "
-                        "such as 0.05")
     at_least("--min-history", args.min_history, 2)
     if args.pr is not None:
         at_least("--pr", args.pr, 1)
@@ -207,12 +203,17 @@ def handle(args: argparse.Namespace) -> int:
     head = load_runs(args.head, "HEAD")
     base_branch = args.base_branch or head[0].git.get("base_branch") or "main"
     where = RunFilter(fingerprint=head[0].fingerprint)
+    skipped: tuple[str, ...] = ()
     try:
-        baseline, history = chosen_runs(args, head, base_branch, index_history(
-            args.history, where).runs if args.history else ())
+        index = index_history(args.history, where) if args.history else None
+        skipped = index.problems if index else ()
+        baseline, history = chosen_runs(args, head, base_branch, index.runs if index else ())
     except IndexMismatch:  # a file damaged where the index did not look: read it all
-        baseline, history = chosen_runs(args, head, base_branch,
-                                        load_history(args.history, where).runs)
+        whole = load_history(args.history, where)
+        skipped = whole.problems
+        baseline, history = chosen_runs(args, head, base_branch, whole.runs)
+    for problem in skipped:
+        print(f"torch-bench: warning: skipped {problem}", file=sys.stderr)
     comparison = compare_runs(baseline.runs, head, history, policy=policy,
                               ignore_environment=args.ignore_environment,
                               baseline_note=baseline.how)

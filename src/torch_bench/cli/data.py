@@ -92,7 +92,7 @@ def register(subparsers) -> None:
            handle_verify)
 
     export = action("export", "write the whole history as one Parquet dataset", handle_export)
-    export.add_argument("--parquet", required=True, type=Path, metavar="FILE_OR_DIR",
+    export.add_argument("--parquet", required=True, type=_named_path, metavar="FILE_OR_DIR",
                         help="a .parquet file, or else a folder of one file per month")
 
 
@@ -190,6 +190,13 @@ def _refuse_merge(args: argparse.Namespace, runs) -> None:
                             f"{key}={old} to it would merge series (pass --merge to do that)")
 
 
+def _named_path(text: str) -> Path:
+    """A path that names something: an empty one would be the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return Path(text)
+
+
 def handle_compact(args: argparse.Namespace) -> int:
     scan = scan_folder(Path(args.data))
     before = args.before or last_month(datetime.now(timezone.utc).date())
@@ -228,6 +235,8 @@ def handle_export(args: argparse.Namespace) -> int:
 
 def _carry_out(args: argparse.Namespace, plan: Plan, problems) -> int:
     _warn(problems)
+    for line in plan.left:
+        print(line, file=sys.stderr)
     if plan.empty:
         print("nothing to change", file=sys.stderr)
         return 0

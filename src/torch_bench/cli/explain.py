@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from torch_bench.boundary import limited, number
 from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
 from torch_bench.errors import UserError
 
@@ -37,12 +38,15 @@ def register(subparsers) -> None:
     parser.add_argument("--steps", type=int, default=7, metavar="N",
                         help="profiled calls per side; each operator's median over them is "
                              "compared (default 7)")
-    parser.add_argument("--threads", type=int, default=1, metavar="N",
+    parser.add_argument("--threads", type=number(1, 4_096, integer=True, unit="threads"),
+                        default=1, metavar="N",
                         help="torch intra-op threads while profiling (default 1: threads "
                              "waiting for each other blur the operators' times)")
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
+    parser.add_argument("--budget", type=limited("budget"), default=DEFAULT_BUDGET_S,
+                        metavar="SECONDS",
                         help="start no case past this much time (default 600)")
-    parser.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=number(0.01, 7 * 86_400, unit="s"), default=600.0,
+                        metavar="SECONDS",
                         help="one side of one case, at most (default 600)")
     parser.add_argument("--markdown", metavar="FILE", help="write the full Markdown diff here")
     parser.add_argument("--comment-markdown", metavar="FILE",
@@ -113,6 +117,8 @@ def _targets(args: argparse.Namespace, head: Path):
     with importable_from(head):
         config = selection(run_args, args.device)
         planned = [(p.suite_ref, p.case) for p in plan_cases(config)]
+    if not planned:  # a typo in --filter: nothing would be explained, silently
+        raise UserError(f"-- RUN_ARGS: {' '.join(run_args) or '(none)'}: select no case")
     if args.verdicts is None:
         return targets_from_plan(planned), config.device
     report = parse_json(read_text(args.verdicts), args.verdicts)

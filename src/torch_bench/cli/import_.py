@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 
+from torch_bench.boundary import plain_text
 from torch_bench.errors import UserError
 from torch_bench.fileio import read_text
 from torch_bench.formats import IMPORTERS, importer
@@ -48,8 +49,9 @@ def register(subparsers) -> None:
                         help="what the values really are, overriding what the file says")
     parser.add_argument("--metric", help="metric the values measure (default: time, or "
                                          "peak_memory for memory units)")
-    parser.add_argument("--suite", help="suite name to file them under (default: the tool's "
-                                        "name, or 'imported' for OSS and AI-PEP)")
+    parser.add_argument("--suite", type=plain_text(),
+                        help="suite name to file them under (default: the tool's "
+                             "name, or 'imported' for OSS and AI-PEP)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="a parameter every imported result gets, for what the file does "
                              "not say (sizes, device, dtype); repeatable")
@@ -58,7 +60,7 @@ def register(subparsers) -> None:
                              "here: this machine and this checkout's commit")
     parser.add_argument("--no-env", action="store_true",
                         help="record no machine at all, not even the file's")
-    parser.add_argument("--branch", metavar="NAME",
+    parser.add_argument("--branch", metavar="NAME", type=plain_text(),
                         help="branch the results belong to (default: the file's, else for a "
                              "history format this repository's default branch, else main)")
     parser.add_argument("--out", metavar="PATH",

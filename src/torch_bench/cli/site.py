@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from torch_bench.boundary import number
+from torch_bench.boundary import number, repository_name
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
@@ -78,7 +78,7 @@ def register(subparsers) -> None:
                         help=f"search change points in the newest N baseline-branch runs of "
                              f"each benchmark (default {CHANGE_POINT_WINDOW}: the whole "
                              f"history, extending what the previous build into --out found)")
-    parser.add_argument("--repository", metavar="OWNER/NAME",
+    parser.add_argument("--repository", metavar="OWNER/NAME", type=repository_name,
                         help="only runs of this repository")
     parser.add_argument("--cache", metavar="FOLDER",
                         help="keep the build cache (the rows read from the data folder, the "
@@ -121,8 +121,9 @@ def handle(args: argparse.Namespace) -> int:
     if not args.data:
         raise UserError("site: say where the data is with --data FOLDER (or use --publish)")
     started = time.perf_counter()
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UserError(f"--out {args.out}: is a file, expected a folder for the site")
+    for flag, folder in (("--out", args.out), ("--cache", getattr(args, "cache", None))):
+        if folder and Path(folder).exists() and not Path(folder).is_dir():
+            raise UserError(f"{flag} {folder}: is a file, expected a folder")
     if args.change_point_window < 0:
         raise UserError(f"--change-point-window: expected 0 or more, got "
                         f"{args.change_point_window}")

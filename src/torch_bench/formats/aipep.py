@@ -47,7 +47,9 @@ def import_aipep(text: str, *, source: str = "<aipep>", unit: str | None = None,
         try:
             record = parse_json(line[len(PREFIX):], f"{source}: line {number}")
             value = float(record["value"])
-            label = str(record["metric"])
+            label = record["metric"]
+            if not isinstance(label, str):  # an object or a list would be a name made of JSON
+                raise TypeError
             line_unit = unit or record.get("unit") or "ms"
         except (ValueError, KeyError, TypeError):
             raise UserError(f"{source}: line {number}: not a valid AI-PEP record") from None

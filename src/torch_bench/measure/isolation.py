@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,7 +39,7 @@ from torch_bench.measure.processes import (
 from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.redact import scrub_secrets, token_free_environment
 from torch_bench.results.schema import Result, Status, failed, new_run
-from torch_bench.results.validate import problems
+from torch_bench.results.validate import problems, storable_name
 from torch_bench.suites.base import CaseContext, CaseSpec
 
 STDERR_TAIL_LINES = 6
@@ -71,12 +72,25 @@ class IsolationPolicy:
 
 
 def failed_results(case: CaseSpec, status: str, message: str) -> list[Result]:
-    """One result per promised output, all carrying the case's failure."""
+    """One result per promised output, all carrying the case's failure, under names a run
+    document can hold (a case named with a newline keeps it as `\\n`)."""
+    params = {storable_name(key): value for key, value in case.params.items()}
     return [
-        failed(case.suite, case.name, out.metric, status, message, params=case.params,
-               group=out.group)
+        failed(case.suite, storable_name(case.name), out.metric, status, message,
+               params=params, group=None if out.group is None else storable_name(out.group))
         for out in case.outputs
     ]
+
+
+def storable_results(case: CaseSpec, results: list[Result]) -> list[Result]:
+    """`results`, or when one of them could not be stored, the case's error: the run keeps
+    every other case."""
+    found = documented_problems(results)
+    if found:
+        return failed_results(case, Status.ERROR.value,
+                              f"the case returned a result that cannot be stored: "
+                              f"{_short(found[0])}")
+    return results
 
 
 def run_isolated(
@@ -88,13 +102,8 @@ def run_isolated(
         results = _run_in(folder, case, ctx, isolation, suite_ref)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    results = with_invalid_values_as_errors(scrubbed(results, isolation.secret_env))
-    found = documented_problems(results)
-    if found:  # one bad field is this case's error; the run keeps every other case
-        return failed_results(case, Status.ERROR.value,
-                              f"the case returned a result that cannot be stored: "
-                              f"{_short(found[0])}")
-    return results
+    return storable_results(case, with_invalid_values_as_errors(
+        scrubbed(results, isolation.secret_env)))
 
 
 def scrubbed(results: list[Result], secret_env: tuple[str, ...] = ()) -> list[Result]:
@@ -282,8 +291,28 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+# A traceback's frames in torch-bench's own code and its ^^^^ markers say nothing about the
+# case: the case's own frames and the exception are what a user reads.
+_OWN_FRAME = re.compile(r'\s*File ".*[/\\]torch_bench[/\\]')
+_MARKERS = re.compile(r"\s*[~^]+\s*")
+
+
+def readable_tail(printed: str) -> list[str]:
+    """The last lines the case printed, without torch-bench's own traceback frames."""
+    kept, frame = [], False
+    for line in printed.strip().splitlines():
+        if frame:  # the source line of one of our frames
+            frame = False
+            continue
+        frame = bool(_OWN_FRAME.match(line))
+        if frame or _MARKERS.fullmatch(line) or line == "Traceback (most recent call last):":
+            continue
+        kept.append(line.strip())
+    return kept[-STDERR_TAIL_LINES:]
+
+
 def _diagnose_exit(returncode: int, printed: str, oom: bool = False) -> tuple[str, str]:
-    tail = " | ".join(line.strip() for line in printed.strip().splitlines()[-STDERR_TAIL_LINES:])
+    tail = " | ".join(readable_tail(printed))
     tail = _short(tail, 2000)
     if returncode < 0:
         name = signal.Signals(-returncode).name

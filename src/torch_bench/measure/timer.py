@@ -244,10 +244,13 @@ def measure(
     clock: Clock | None = None,
     setup: Callable[[], object] | None = None,
     metric: str | None = None,
+    *,
+    now: Callable[[], float] = time.perf_counter,
 ) -> Timing:
     """Time `fn`. With `setup`, it runs untimed before each call and every block is one call
     (for example, a forward pass before the timed backward). `metric` names what is timed,
-    so that a calls-per-sample count recorded for it in `policy.loops` is reused."""
+    so that a calls-per-sample count recorded for it in `policy.loops` is reused. `now`
+    (seconds) is what `policy.max_time_s` is counted on."""
     import torch
 
     clock = clock or WallClock()
@@ -267,7 +270,7 @@ def measure(
     moved = migrations()
     with gc_paused():
         blocks, stop_reason, references = _sample(fn, number, policy, clock, setup, metric,
-                                                  reference)
+                                                  reference, now)
     moved_after = migrations()
     other = device_clock if policy.clock == "cpu" else "cpu"
     switches = [b.switches for b in blocks]
@@ -289,12 +292,14 @@ def measure(
 
 def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: Clock,
             setup: Callable[[], object] | None, metric: str | None = None,
-            reference: SpeedReference | None = None) -> tuple[list[Block], str, list[float]]:
+            reference: SpeedReference | None = None,
+            now: Callable[[], float] = time.perf_counter,
+            ) -> tuple[list[Block], str, list[float]]:
     if policy.nloops is not None:
         lowest, highest, deadline = policy.nloops, policy.nloops, float("inf")
     else:
         lowest, highest = policy.min_repeats, policy.max_repeats
-        deadline = time.perf_counter() + policy.max_time_s
+        deadline = now() + policy.max_time_s
     blocks: list[Block] = []
     references: list[float] = []  # the speed reference after each block
     samples: list[float] = []  # on the policy's clock, per call
@@ -317,6 +322,6 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
             next_check = count + max(1, count // 10)
             if relative_iqr(samples) <= policy.target_rel_iqr:
                 return blocks, "spread", references
-        if time.perf_counter() >= deadline:
+        if now() >= deadline:
             return blocks, "time", references
     return blocks, "nloops" if policy.nloops is not None else "repeats", references

@@ -53,6 +53,10 @@ def run_request(request: dict) -> list[Result]:
     rss_before = memory.current_rss_mb()
     try:
         results = list(suite.run_case(case, ctx))
+    except SystemExit as exc:  # not a crash, nor a result: say what the case did
+        return failed_results(case, Status.ERROR.value,
+                              f"the case called sys.exit({exc.code!r}) instead of returning "
+                              f"its results")
     except Exception as exc:  # the whole point: any failure becomes a status
         status = Status.OOM.value if memory.is_out_of_memory(exc) else Status.ERROR.value
         traceback.print_exc(file=sys.stderr)

@@ -76,8 +76,9 @@ def block_of_archive(data: bytes, shared: dict[tuple, Descriptor]) -> RowBlock |
         file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(TEXT),
                               page_checksum_verification=True)
         if not columnar.written_by_us(columnar.metadata_of(file)) \
-                or columnar.schema_problem(file.schema_arrow) is not None:
-            return None
+                or columnar.schema_problem(file.schema_arrow) is not None \
+                or columnar.size_problem(file.metadata) is not None:
+            return None  # the general path reads it, or reports it by name
         # one thread, as columnar.decode reads (Arrow's pool can abort a process at exit)
         table = file.read(columns=[*TEXT, *NUMBERS], use_threads=False)
         return _block(table.unify_dictionaries(), shared)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
@@ -134,6 +135,21 @@ def _value_problems(values: list, signed: bool, unit: str) -> Iterator[tuple[int
         problem = _value_problem(value, signed, unit)
         if problem:
             yield index, problem
+
+
+# What the schema's names refuse: control characters, bidirectional marks and overrides.
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                           "\u2066-\u2069]")
+MAX_NAME_CHARS = 500
+
+
+def storable_name(text: str) -> str:
+    """`text` as a name a run document can hold: each character names refuse written as its
+    escape (a newline as `\\n`), cut to MAX_NAME_CHARS; `?` when only spaces are left."""
+    shown = _NOT_IN_NAMES.sub(
+        lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+    shown = shown[:MAX_NAME_CHARS]
+    return shown if shown.strip() else "?"
 
 
 @lru_cache(maxsize=4096)  # a history repeats a few suite names thousands of times

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from torch_bench.errors import InvalidDocument
 from torch_bench.results.schema import SCHEMA_NAME, SCHEMA_VERSION, Result, Run
 from torch_bench.results.stats import Summary
+from torch_bench.store.archive import MAX_ARCHIVE_ROWS
 
 METADATA_KEY = b"torch-bench"
 FORMAT_NAME = "torch-bench/archive"
@@ -71,6 +72,10 @@ WRITE_OPTIONS = {"compression": "zstd", "use_dictionary": DICTIONARY_COLUMNS,
                  "use_byte_stream_split": SPLIT_COLUMNS,
                  "dictionary_pagesize_limit": DICTIONARY_PAGE_LIMIT,
                  "write_page_checksum": True}
+# What one archive may hold to be read at all, judged from its footer before any decoding
+# (compaction writes none over MAX_ROWS).
+MAX_ROWS = MAX_ARCHIVE_ROWS
+MAX_DATA_BYTES = 1 << 30  # the columns' size once uncompressed
 
 
 def _text(value: Any) -> str:
@@ -128,11 +133,10 @@ def decode(data: bytes, source: str, only: set[str] | None = None
     """(metadata, None, runs) of a Parquet archive torch-bench wrote (its runs were validated
     before they were written), or (metadata, documents, []) of one it did not: its runs as
     run documents, to be validated. `only`: the ids of the runs wanted (default: all); the
-    other runs' rows are not decoded. Raises InvalidDocument naming `source` when the file is
-    not a readable table of SCHEMA."""
+    other runs' rows are not decoded. Raises InvalidDocument naming `source` as `open_archive`
+    does, or when its rows are not as SCHEMA says."""
+    file = open_archive(data, source, DICTIONARY_COLUMNS)
     try:
-        file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=DICTIONARY_COLUMNS,
-                              page_checksum_verification=True)
         # One thread: a process that started Arrow's thread pool can abort as it exits
         # (std::terminate on a worker still running), which would turn a CLI's success into
         # exit status 134. Decoding is Python-bound anyway.
@@ -140,9 +144,6 @@ def decode(data: bytes, source: str, only: set[str] | None = None
     except (pa.ArrowException, OSError) as exc:
         raise InvalidDocument(f"{source}: not a readable Parquet archive ({exc})") from None
     metadata = metadata_of(file)
-    wrong = schema_problem(table.schema)
-    if wrong:
-        raise InvalidDocument(f"{source}: not a torch-bench archive: {wrong}")
     try:
         if only is not None:
             table = table.filter(pa.array(_rows_of_runs(table.column("run_id"), only)))
@@ -155,6 +156,38 @@ def decode(data: bytes, source: str, only: set[str] | None = None
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # not as written: validate every run instead
     return metadata if isinstance(metadata, dict) else {}, _documents(rows), []
+
+
+def open_archive(data: bytes, source: str, read_dictionary: Sequence[str]) -> pq.ParquetFile:
+    """The Parquet file in `data`, its footer read and nothing decoded yet, with the
+    `read_dictionary` columns to be read as dictionary arrays. Raises InvalidDocument naming
+    `source` when it is not a readable Parquet file, lacks a column of SCHEMA (a file some
+    other tool left under archive/) or holds more than MAX_ROWS rows or MAX_DATA_BYTES."""
+    try:
+        file = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True)
+        wrong = schema_problem(file.schema_arrow)
+        if wrong:
+            raise InvalidDocument(f"{source}: not a torch-bench archive: {wrong}")
+        too_big = size_problem(file.metadata)
+        if too_big:
+            raise InvalidDocument(f"{source}: not read: {too_big}")
+        # Asking for a dictionary column the file lacks raises KeyError: only now it has them.
+        return pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(read_dictionary),
+                              page_checksum_verification=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidDocument(f"{source}: not a readable Parquet archive ({exc})") from None
+
+
+def size_problem(metadata: pq.FileMetaData) -> str | None:
+    """Why a file is too big to be read as an archive, from its footer alone; None if not."""
+    rows = metadata.num_rows
+    if rows > MAX_ROWS:
+        return f"{rows:,} rows, over the cap of {MAX_ROWS:,} an archive is read with"
+    size = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if size > MAX_DATA_BYTES:
+        return (f"{size:,} bytes of column data, over the cap of {MAX_DATA_BYTES:,} an "
+                f"archive is read with")
+    return None
 
 
 def _rows_of_runs(run_ids: pa.ChunkedArray, only: set[str]) -> np.ndarray:
@@ -173,14 +206,12 @@ def run_facts(data: bytes, source: str) -> list[tuple[str, str, Any]] | None:
     """(run id, created_at, the run's git, ci, env and config) of each run of a Parquet
     archive torch-bench wrote, in the order stored, read from those columns alone (each run's
     first row); None for one it did not write (its runs are to be read and validated in
-    full). Raises InvalidDocument naming `source` when the file is not a readable table of
-    SCHEMA."""
+    full). Raises InvalidDocument naming `source` as `open_archive` does."""
     names = ["run_id", "created_at", "run"]
+    file = open_archive(data, source, names)
+    if not written_by_us(metadata_of(file)):
+        return None
     try:
-        file = pq.ParquetFile(pa.BufferReader(data), read_dictionary=names,
-                              page_checksum_verification=True)
-        if not written_by_us(metadata_of(file)) or schema_problem(file.schema_arrow):
-            return None
         table = file.read(columns=names, use_threads=False)
         found: dict[Any, tuple[Any, Any]] = {}
         for batch in table.to_batches():

@@ -10,7 +10,13 @@ from pathlib import Path, PurePosixPath
 
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.results.schema import Run
-from torch_bench.store.archive import Archive, digest, encode_archive
+from torch_bench.store.archive import (
+    MAX_ARCHIVE_ROWS,
+    Archive,
+    archive_rows,
+    digest,
+    encode_archive,
+)
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.layout import (
     archive_path,
@@ -26,6 +32,7 @@ from torch_bench.store.scan import Scan
 class Plan:
     writes: Mapping[PurePosixPath, bytes] = field(default_factory=dict)
     deletes: frozenset[PurePosixPath] = frozenset()
+    left: tuple[str, ...] = ()  # what was left as it is, and why
 
     @property
     def empty(self) -> bool:
@@ -82,11 +89,17 @@ def plan_compact(scan: Scan, before_month: str, summarise: bool) -> Plan:
               if is_json_archive(path) and archive.month}
     writes: dict[PurePosixPath, bytes] = {}
     deletes: set[PurePosixPath] = set()
+    left: list[str] = []
     for month in sorted(set(loose) | legacy):
         runs = loose.get(month, [])
         merged = {run.run_id: run for path in old_archives[month]
                   for run in scan.archives[path].runs}
         merged.update({run.run_id: run for run in runs})
+        rows = archive_rows(merged.values())
+        if rows > MAX_ARCHIVE_ROWS:  # readers would refuse the archive: keep the files
+            left.append(f"{month}: not compacted: {rows:,} results, over the cap of "
+                        f"{MAX_ARCHIVE_ROWS:,} an archive is read with")
+            continue
         summarised = (summarise and bool(runs)) or any(scan.archives[p].summarised
                                                       for p in old_archives[month])
         new_path = archive_path(month, digest(merged))
@@ -94,7 +107,7 @@ def plan_compact(scan: Scan, before_month: str, summarise: bool) -> Plan:
         deletes.update(old_archives[month])
         for run in runs:
             deletes |= _loose_paths(run)
-    return Plan(writes, frozenset(deletes - set(writes)))
+    return Plan(writes, frozenset(deletes - set(writes)), tuple(left))
 
 
 def apply_plan(root: Path, plan: Plan) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from torch_bench.decoding import MAX_JSON_CHARS
 from torch_bench.errors import UserError
-from torch_bench.fileio import parse_json, read_text
+from torch_bench.fileio import parse_json, read_bytes, read_text
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import SCHEMA_VERSION, Run
 from torch_bench.store.archive import PARQUET_MAGIC, decode_archive
@@ -139,7 +139,7 @@ def _entry_of(run: Run, source: Path) -> IndexedRun:
 
 
 def _archive_entries(path: Path, problems: list[str]) -> list[IndexedRun]:
-    data = path.read_bytes()
+    data = read_bytes(path)
     if data[:4] == PARQUET_MAGIC:
         from torch_bench.store import columnar
         facts = columnar.run_facts(data, str(path))
@@ -179,7 +179,7 @@ def read_in_full(chosen: Iterable[IndexedRun | Run]) -> list[Run]:
             from_archives.setdefault(entry.source, set()).add(entry.run_id)
     for path, wanted in from_archives.items():
         try:
-            archive, problems = decode_archive(path.read_bytes(), str(path), only=wanted)
+            archive, problems = decode_archive(read_bytes(path), str(path), only=wanted)
         except (UserError, OSError) as exc:
             raise IndexMismatch(str(exc)) from None
         got = {run.run_id: run for run in archive.runs if run.run_id in wanted}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from torch_bench.errors import UserError
+from torch_bench.fileio import read_bytes
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
 from torch_bench.store.archive import Archive, decode_archive
@@ -41,7 +42,7 @@ def scan_folder(root: Path, trust_archives: bool = True) -> Scan:
         stored.append(Stored(run, _relative(root, path), archived=False))
     for path in archive_files(root):
         try:
-            archive, found = decode_archive(path.read_bytes(), str(path), trust_archives)
+            archive, found = decode_archive(read_bytes(path), str(path), trust_archives)
         except UserError as exc:
             problems.append(str(exc))
             continue

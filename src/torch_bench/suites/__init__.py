@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 
 from torch_bench.errors import UserError
@@ -14,6 +15,7 @@ SUITE_MODULES: dict[str, str] = {
     "compile": "torch_bench.suites.compile",
     "training": "torch_bench.suites.training",
 }
+MODULE_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # package.module: no path, no '..'
 
 
 def suite_names() -> list[str]:
@@ -29,6 +31,8 @@ def get_suite(name: str) -> Suite:
             f"unknown suite {name!r}; available suites: {', '.join(suite_names())} "
             "(or a module path such as mypackage.bench that defines SUITE)"
         )
+    if module is None and not MODULE_PATH.fullmatch(name):
+        raise UserError(f"suite {name!r}: not a module path such as mypackage.bench")
     try:
         suite = getattr(import_module(module or name), "SUITE", None)
     except ImportError as exc:
