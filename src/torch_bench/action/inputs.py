@@ -17,6 +17,7 @@ from typing import Any
 from torch_bench.action.install import parse_torch
 from torch_bench.errors import UserError
 from torch_bench.store.layout import DATA_FOLDER
+from torch_bench.suite_path import parse_suite_path
 from torch_bench.yamlfile import read_yaml
 
 RESULT_FORMATS = ("canonical", "oss", "aipep", "pytest-benchmark", "asv",
@@ -177,6 +178,7 @@ INPUTS: tuple[Input, ...] = (
     Input("bisect-max-steps", lambda t: max(1, int(t)), "6"),
     Input("explain", _choice("auto", "never"), "auto"),
     Input("explain-budget", _non_negative_float, "600"),
+    Input("suite-path", parse_suite_path, ""),
 )
 
 

@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from torch_bench.action import bisect_stage, stages
+from torch_bench.action import bisect_stage, measuring, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import (
@@ -51,7 +51,10 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     creds = stages.credentials(target, environ)
 
     history = stages.read_history(target, creds, paths)
-    results = stages.produce_results(inputs, paths, history)
+    measuring.export_suite_path(inputs["suite-path"], os.environ)
+    own_suites = measuring.child_cli(ctx.workspace, inputs["suite-path"]) \
+        if inputs["suite-path"] else None
+    results = stages.produce_results(inputs, paths, history, own_suites)
     outcome = stages.compare(inputs, ctx, results, history, paths, name) \
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
     notes = stages.explain(inputs, ctx, results, paths, outcome, history)

@@ -8,7 +8,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -78,10 +78,12 @@ class Paths:
         return self.root / "site"
 
 
-def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = None) -> Path:
-    """Run the suites, or ingest the given file; returns the run document (or, for a
-    github-action-benchmark history, a folder of them). A run reuses the calls per sample
-    recorded in `history` (the data folder), so it times the same loops as its baseline."""
+def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = None,
+                    run: Callable[..., int] | None = None) -> Path:
+    """Run the suites (with `run`, `cli` by default), or ingest the given file; returns the
+    run document (or, for a github-action-benchmark history, a folder of them). A run reuses
+    the calls per sample recorded in `history` (the data folder), so it times the same loops
+    as its baseline."""
     source, kind = inputs["results-file"], inputs["results-format"]
     if not source:
         shard = ["--total-partitions", inputs["total-partitions"],
@@ -89,8 +91,9 @@ def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = N
             if inputs["total-partitions"] > 1 else []
         config = ["--config", inputs["config"]] if inputs["config"] else []
         calibration = ["--calibration", history] if history is not None else []
-        cli("run", "--suite", inputs["suites"], "--device", inputs["device"], *config,
-            *shard, *calibration, *shlex.split(inputs["run-args"]), "--out", paths.results)
+        (run or cli)("run", "--suite", inputs["suites"], "--device", inputs["device"],
+                     *config, *shard, *calibration, *shlex.split(inputs["run-args"]),
+                     "--out", paths.results)
         return paths.results
     if kind == "canonical":
         save_run(load_run(source), paths.results)
@@ -259,7 +262,10 @@ def explain(inputs: ActionInputs, ctx: RunContext, results: Path, paths: Paths,
     """The operator diff of the regressions and improvements (input `explain`): on a PR in
     its comment; on a push against the previous measured commit, as a run note to store."""
     from torch_bench.action import explain_stage
+    from torch_bench.action.measuring import child_cli
 
+    # explain plans the cases with the checkout on sys.path: never in this process
+    cli = child_cli(ctx.workspace, inputs["suite-path"])
     if outcome.report and explain_stage.wants_explain(inputs, ctx, outcome.regressions,
                                                       outcome.improvements):
         explain_stage.explain_regressions(inputs, ctx, results, paths.verdicts, outcome.report,
