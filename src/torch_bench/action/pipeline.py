@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -59,6 +60,8 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
     notes = stages.explain(inputs, ctx, results, paths, outcome, history)
     pushed = ctx.should_push(inputs["push"])
+    if not pushed and not ctx.is_pr:
+        print(f"not stored: {ctx.not_stored_reason(inputs['push'])}", file=sys.stderr)
     if pushed:
         stages.store(results, target, creds, notes)
         if inputs["keep-runs"]:

@@ -167,8 +167,10 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
               "--false-alarm-rate", inputs["false-alarm-rate"],
               "--per-pr-level", inputs["per-pr-level"],
               "--config-name", config_name, *extra]
+    branch = ctx.compare_branch() or "main"
     try:
         head_run = load_run(head)
+        branch = comparison_branch(ctx, head_run, history)
         side_by_side = ab_stage.wants_ab(inputs, ctx, head_run, history)
         if side_by_side:
             try:
@@ -183,10 +185,10 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
             choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
             with confirmation_checkout(inputs, ctx, head_run, paths) as confirm:
                 cli("compare", *choice, head, "--history", history,
-                    "--repo-dir", ctx.workspace, "--base-branch",
-                    ctx.compare_branch() or "main", *report, *confirm)
+                    "--repo-dir", ctx.workspace, "--base-branch", branch, *report, *confirm)
     except NoBaseline as exc:
-        note = no_baseline_note(str(exc), head, history, ctx.compare_branch() or "main")
+        note = no_baseline_note(str(exc), head, history, branch,
+                                ctx.not_stored_reason(inputs["push"]))
         report = f"## torch-bench\n\n{note}\n"
         write_text_atomic(paths.report, report)
         actions.write_job_summary(report)
@@ -227,9 +229,25 @@ def confirmation_checkout(inputs: ActionInputs, ctx: RunContext, head: Run,
                "--confirm-run-args", shlex.join(ab_stage.run_arguments(inputs, rounds=1))]
 
 
-def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str:
+def comparison_branch(ctx: RunContext, head: Run, history: Path) -> str:
+    """`ctx.compare_branch()`; for a run of another branch than the default one (a manual or
+    scheduled run, a push) with no runs of its own on this environment, the default
+    branch's history, as a PR is compared with its base's."""
+    branch = ctx.compare_branch() or "main"
+    if ctx.is_pr or ctx.queue_target or not ctx.default_branch \
+            or branch == ctx.default_branch \
+            or ab_stage.history_runs(history, head, branch) > 0:
+        return branch
+    print(f"no runs of {branch!r} on this environment yet: comparing with the default "
+          f"branch, {ctx.default_branch!r}", file=sys.stderr)
+    return ctx.default_branch
+
+
+def no_baseline_note(reason: str, head: Path, history: Path, branch: str,
+                     not_stored: str | None = None) -> str:
     """Why there is nothing to compare with: a first run, or runs of the branch and
-    environment that failed their pre-flight check (named, with what to change)."""
+    environment that failed their pre-flight check (named, with what to change). A run
+    that is not stored (`not_stored`: why) does not start the history."""
     left_out = None
     if head.is_file() and history.is_dir():
         fingerprint = load_run(head).fingerprint
@@ -239,6 +257,10 @@ def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str
         return (f"No baseline yet: {left_out}. Branch {branch!r} has runs with this run's "
                 "environment, but their pre-flight check failed, and an untrusted run is "
                 "never a baseline.")
+    if not_stored:
+        return ("No baseline yet: nothing in the history matches this run's branch "
+                f"({branch!r}) and environment. This run is not stored, so it does not start "
+                f"the history either: {not_stored}. ({reason})")
     return ("No baseline yet: nothing in the history matches this run's branch and "
             f"environment, so this run starts the history. ({reason})")
 
