@@ -395,6 +395,8 @@ def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name
 
     `on-regression` creates a comment only for a regression, but once one exists it keeps it
     current, so a fixed regression does not leave a stale comment behind."""
+    if inputs["comment"] != "never" and ctx.is_pr and ctx.from_fork and outcome.report:
+        say_fork_comment_skipped(inputs["comment"], environ)
     if inputs["comment"] == "never" or not (
             ctx.is_pr and not ctx.from_fork and outcome.report and ctx.repository):
         return None
@@ -412,6 +414,20 @@ def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name
         return None
     print(f"{action} the PR comment", file=sys.stderr)
     return posted.get("html_url")
+
+
+FORK_COMMENT_SKIPPED = (
+    "no PR comment (comment: {choice}): this PR comes from a fork, and a fork's run has a "
+    "read-only token, so nothing is posted or pushed. The report is in the `pr-report` "
+    "folder of `output-dir`: upload it as an artifact and post it from a `workflow_run` "
+    "workflow (examples/fork-safe-pr.yml and examples/post-pr-comment.yml).")
+
+
+def say_fork_comment_skipped(choice: str, environ: Mapping[str, str]) -> None:
+    """A fork PR asked for a comment: why there is none, in the log and the job summary."""
+    message = FORK_COMMENT_SKIPPED.format(choice=choice)
+    print(f"::notice title=torch-bench comment::{message}", flush=True)
+    actions.append_summary_note(f"\n**torch-bench**: {message}\n", environ)
 
 
 def write_outputs(values: Mapping[str, str | int | None], environ: Mapping[str, str]) -> None:
