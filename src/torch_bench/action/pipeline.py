@@ -24,7 +24,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from torch_bench.action import bisect_stage, measuring, stages
+from torch_bench.action import bisect_stage, measuring, shallow, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import (
@@ -123,7 +123,10 @@ def run_bisect(environ: Mapping[str, str] = os.environ) -> int:
     """`bisect/action.yml`: bisect the commits between `good` and `bad` given by hand."""
     inputs = read_inputs(environ, BISECT_INPUTS)
     out = Path(inputs["output-dir"]).resolve()
-    stages.cli(*bisect_stage.dispatch_arguments(inputs, read_context(environ), out))
+    ctx = read_context(environ)
+    arguments = bisect_stage.dispatch_arguments(inputs, ctx, out)
+    shallow.ensure_commits(ctx.workspace, [inputs["good"], inputs["bad"]], environ=environ)
+    stages.cli(*arguments)
     return 0
 
 
