@@ -116,6 +116,7 @@ def test_own_suite_on_push_and_pr_never_sees_the_token(tmp_path, monkeypatch):
             assert done.returncode == 0, done.stdout + done.stderr
             verdicts.append(outputs["verdict"])
             assert outputs["verdict"] != "no-baseline"
+            assert "**PR budget**: " in done.stderr  # what the extra stages took of it
     assert len(world.runs()) == 2  # the pushes' runs, stored
     assert verdicts[0] == "no-baseline" and verdicts[1] != "no-baseline"
     assert "ownbench/forward" in (out / "report.md").read_text()

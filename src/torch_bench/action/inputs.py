@@ -133,6 +133,16 @@ def _text(text: str) -> str:
     return text
 
 
+def _pr_budget(text: str) -> float | None:
+    """`auto` (None: as long as measuring the head took) or seconds >= 0."""
+    if text.strip().lower() == "auto":
+        return None
+    value = float(text)
+    if not 0 <= value < math.inf:
+        raise ValueError("expected auto or a number of seconds >= 0")
+    return value
+
+
 @dataclass(frozen=True)
 class Input:
     name: str  # as in action.yml
@@ -179,6 +189,7 @@ INPUTS: tuple[Input, ...] = (
     Input("explain", _choice("auto", "never"), "auto"),
     Input("explain-budget", _non_negative_float, "600"),
     Input("suite-path", parse_suite_path, ""),
+    Input("pr-budget", _pr_budget, "auto"),
 )
 
 

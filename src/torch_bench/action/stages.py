@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,10 +16,11 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torch_bench.action import ab_stage
+from torch_bench.action import ab_stage, pr_budget
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.action.left_out import left_out_note, untrusted_of
+from torch_bench.action.pr_budget import PrBudget
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
@@ -156,7 +158,9 @@ def overall_verdict(counts: Mapping[str, int]) -> str:
 
 
 def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, paths: Paths,
-            config_name: str) -> Outcome:
+            config_name: str, budget: PrBudget | None = None) -> Outcome:
+    """Compare with the baseline (A/B or the history, then targeted confirmation); on a PR,
+    within `budget` (pr_budget.py)."""
     baseline = inputs["baseline"]
     link = ctx.dashboard_url(inputs["site-folder"], data_repository_of(inputs))
     extra = ["--dashboard-link", link] if link else []
@@ -172,7 +176,16 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
         head_run = load_run(head)
         branch = comparison_branch(ctx, head_run, history)
         side_by_side = ab_stage.wants_ab(inputs, ctx, head_run, history)
+        if side_by_side and inputs["ab"] == "auto" and budget is not None \
+                and not budget.ab_fits():  # `ab: always` is asked for whatever it costs
+            budget.notes.append(
+                f"A/B left out: it takes about {budget.ab_cost():.0f} s ({2 * ab_stage.ROUNDS} "
+                f"runs), {budget.left():.0f} s were left (pr-budget: {budget.ab_cost():.0f} "
+                "or more buys it)")
+            print(f"{budget.notes[-1]}; comparing with the history", file=sys.stderr)
+            side_by_side = False
         if side_by_side:
+            started = time.monotonic()
             try:
                 compare_side_by_side(inputs, ctx, head_run, paths, report)
             except ab_stage.NoMergeBase as exc:
@@ -181,11 +194,19 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
                 print(f"::warning title=torch-bench::{exc}; comparing with the history",
                       file=sys.stderr)
                 side_by_side = False
+            finally:
+                if budget is not None:
+                    budget.record("A/B", started)
         if not side_by_side:
             choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
+            if budget is not None:
+                inputs = pr_budget.bounded(inputs, budget, "confirmation")
+            started = time.monotonic()
             with confirmation_checkout(inputs, ctx, head_run, paths) as confirm:
                 cli("compare", *choice, head, "--history", history,
                     "--repo-dir", ctx.workspace, "--base-branch", branch, *report, *confirm)
+            if budget is not None and confirm:
+                budget.record("confirmation", started)
     except NoBaseline as exc:
         note = no_baseline_note(str(exc), head, history, branch,
                                 ctx.not_stored_reason(inputs["push"]))
@@ -280,18 +301,25 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
 
 
 def explain(inputs: ActionInputs, ctx: RunContext, results: Path, paths: Paths,
-            outcome: Outcome, history: Path | None = None) -> list[dict]:
+            outcome: Outcome, history: Path | None = None,
+            budget: PrBudget | None = None) -> list[dict]:
     """The operator diff of the regressions and improvements (input `explain`): on a PR in
-    its comment; on a push against the previous measured commit, as a run note to store."""
+    its comment, within what `budget` has left; on a push against the previous measured
+    commit, as a run note to store."""
     from torch_bench.action import explain_stage
     from torch_bench.action.measuring import child_cli
 
     # explain plans the cases with the checkout on sys.path: never in this process
     cli = child_cli(ctx.workspace, inputs["suite-path"])
+    if budget is not None and ctx.is_pr:
+        inputs = pr_budget.bounded(inputs, budget, "explain")
     if outcome.report and explain_stage.wants_explain(inputs, ctx, outcome.regressions,
                                                       outcome.improvements):
+        started = time.monotonic()
         explain_stage.explain_regressions(inputs, ctx, results, paths.verdicts, outcome.report,
                                           paths.root, cli, paths.fork_report)
+        if budget is not None:
+            budget.record("explain", started)
     if history is not None and explain_stage.wants_push_explain(
             inputs, ctx, outcome.regressions, outcome.improvements):
         note = explain_stage.explain_push(inputs, ctx, results, paths.verdicts, history,
