@@ -123,7 +123,7 @@ def test_own_suite_on_push_and_pr_never_sees_the_token(tmp_path, monkeypatch):
     found = recorded(environs)
     assert {Path(f["file"]).parent.parent.name for f in found} == {"benchmarks"}
     # the suite ran in the measuring processes of both checkouts (the A/B's merge-base too)
-    assert any("ab-base" in f["file"] for f in found)
+    assert any("merge-base-" in f["file"] for f in found)
     assert any(Path(f["file"]).is_relative_to(world.project) for f in found)
     for process in found:
         assert "GITHUB_TOKEN" not in process["environ"]

@@ -294,7 +294,9 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
     print(f"A/B: measuring {commit[:10]} ({branch}) and the head interleaved over "
           f"{ab_stage.ROUNDS} rounds", file=sys.stderr)
     shutil.rmtree(paths.root / "ab-rounds", ignore_errors=True)  # an earlier step's rounds
-    with ab_stage.base_worktree(ctx.workspace, commit, paths.root / "ab-base") as base:
+    # the folder's name is how the report names the base: "3 run(s) from merge-base-<sha>"
+    with ab_stage.base_worktree(ctx.workspace, commit,
+                                paths.root / f"merge-base-{commit[:10]}") as base:
         cli("ab", "--base", base, "--head", ctx.workspace, "--rounds", ab_stage.ROUNDS,
             "--out-dir", paths.root / "ab-rounds", *report, "--",
             *ab_stage.run_arguments(inputs))
