@@ -84,10 +84,13 @@ def test_a_pr_without_history_is_measured_side_by_side_and_gets_its_verdict(proj
     assert found["slow"]["ratio"] == pytest.approx(1.3, rel=0.03)
     assert found["same"]["verdict"] == "unchanged"
     assert "interleaved with the head over 3 rounds" in verdicts["baseline"]
+    # the base is named by what it is, not by an internal folder
+    assert "run(s) from merge-base-" in verdicts["baseline"] and "ab-base" not in \
+        verdicts["baseline"]
     assert len(verdicts["base_runs"]) == 3 and len(verdicts["head_runs"]) == 3
     assert "### torch-bench: 1 regression" in paths.report.read_text()
     # the merge-base was measured from its own checkout, which is gone again
-    assert not (paths.root / "ab-base").exists()
+    assert not list(paths.root.glob("merge-base-*"))
     assert git(repo, "worktree", "list").count("\n") == 0
 
 

@@ -117,7 +117,8 @@ def test_a_bisection_that_cannot_run_is_a_warning_and_the_verdict_stands(
                                     head_path, folder, verdicts, tmp_path / "out", stages.cli)
     assert report is None
     err = capsys.readouterr().err
-    assert "::warning title=torch-bench::bisect: " in err and "not a commit" in err
+    assert "::warning title=torch-bench::bisect: " in err and "is not in the checkout" in err
+    assert "fetch-depth: 0" in err
 
 
 # -- the bisect sub-action, for commits given by hand (examples/bisect.yml) -----------------

@@ -93,3 +93,24 @@ def test_a_forks_huge_hostile_report_is_fitted_and_neutralised(tmp_path, handoff
     assert all(line.endswith("|") for line in body.split("\n") if line.startswith("|"))
     assert "[the job summary of the PR's workflow run](<https://github.com/octo/bench/" \
            "actions/runs/99>)" in body
+
+
+@pytest.mark.parametrize("mode", ["always", "on-regression"])
+def test_a_fork_pr_asking_for_a_comment_is_told_why_there_is_none(tmp_path, capsys, mode):
+    from dataclasses import replace
+
+    report = tmp_path / "report.md"
+    report.write_text("## torch-bench\n")
+    with FakeGitHub() as github:
+        env = environ(github, tmp_path)
+        url = stages.comment(read_inputs({"TB_COMMENT": mode}), replace(context(), from_fork=True),
+                             stages.Outcome("regression", 1, 0, report), "cpu", env)
+        assert url is None and not github.comments.get(7)
+    out = capsys.readouterr().out
+    assert "::notice title=torch-bench comment::no PR comment" in out and "fork" in out
+    summary = (tmp_path / "summary.md").read_text()
+    assert "comes from a fork" in summary and "post-pr-comment.yml" in summary
+    # never asked for: nothing said
+    stages.comment(read_inputs({"TB_COMMENT": "never"}), replace(context(), from_fork=True),
+                   stages.Outcome("regression", 1, 0, report), "cpu", env)
+    assert "no PR comment" not in capsys.readouterr().out

@@ -217,6 +217,8 @@ def test_fork_pr_gets_a_report_artifact_and_writes_nothing(world):
     assert world.branch_files() == before_files
     assert len(world.api.comments.get(7, [])) == before_comments
     assert outputs["comment-url"] == ""
+    assert "::notice title=torch-bench comment::no PR comment" in done.stdout
+    assert "comes from a fork" in Path(github["GITHUB_STEP_SUMMARY"]).read_text()
 
 
 def run_sub_action(world: World, folder: str, github: dict[str, str], env_vars: dict[str, str]):

@@ -194,3 +194,23 @@ def test_the_cli_and_the_action_default_to_one_data_folder(tmp_path, monkeypatch
     with pytest.raises(SystemExit) as exit_:
         main(["data", "list"])
     assert exit_.value.code == 2 and "pass --data data" in capsys.readouterr().err
+
+
+def test_every_other_action_is_pinned_by_commit_in_the_readme_examples_and_workflows():
+    # A user's zizmor, with its defaults, flags any tag; only this action's own `@v1` (no
+    # release hash to give before a release) is left to the user to pin (docs/action.md).
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for path in [*ACTION_FILES, *WORKFLOWS, *pages]:
+        for line in path.read_text().splitlines():
+            found = re.search(r"^\s*-?\s*uses: (\S+)", line)
+            if not found or found.group(1).startswith(("torch-bench/", "./", "<")):
+                continue
+            assert re.search(r"@[0-9a-f]{40}\s+# v\d+\.\d+\.\d+$", line), f"{path.name}: {line}"
+
+
+def test_the_cache_runs_on_node_24():
+    for path in ACTION_FILES:
+        for ref in uses_of(yaml.safe_load(path.read_text())):
+            if ref.startswith("actions/cache@"):
+                assert "# v5." in next(line for line in path.read_text().splitlines()
+                                       if ref in line), path

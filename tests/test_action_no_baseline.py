@@ -1,5 +1,6 @@
-"""What the Action says when it finds no baseline: a first run starts the history, but runs
-left out because their pre-flight check failed are named, with what to change."""
+"""What the Action says when it finds no baseline: a first stored run starts the history (a
+run that is not stored says why), and runs left out because their pre-flight check failed
+are named, with what to change."""
 
 from __future__ import annotations
 
@@ -65,11 +66,14 @@ def test_runs_left_out_by_a_failed_pre_flight_are_named_in_the_summary(pr_job):
     assert "starts the history" not in summary
 
 
-def test_a_first_run_still_says_it_starts_the_history(pr_job):
+def test_a_pr_without_a_baseline_says_it_is_not_stored_rather_than_starting_the_history(
+        pr_job):
     environ, root = pr_job
     outcome, summary = compare_in(environ, root, [])
     assert outcome.verdict == "no-baseline"
-    assert "starts the history" in summary and "left out" not in summary
+    assert "This run is not stored, so it does not start the history either: PR runs are " \
+        "compared with their base branch, never stored" in summary
+    assert "starts the history" not in summary and "left out" not in summary
 
 
 def test_several_reasons_are_each_said_once_most_frequent_first():

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from torch_bench.action import shallow
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze import git
@@ -71,12 +72,16 @@ class NoMergeBase(UserError):
 
 
 def merge_base(workspace: str, head: Run, base_branch: str) -> str:
+    """The merge-base of the head with `base_branch`, fetching the history of a shallow
+    checkout (shallow.py) when it is not there."""
     sha = head.git.get("sha") or "HEAD"
     refs = [r for r in (head.git.get("base_sha"), f"origin/{base_branch}", base_branch) if r]
     found = git.merge_base(workspace, sha, refs)
+    if not found and shallow.complete_history(workspace, [base_branch]):
+        found = git.merge_base(workspace, sha, refs)
     if not found:
         raise NoMergeBase(f"ab: cannot find the merge-base of {sha} with {base_branch} in "
-                        f"{workspace} (check out with fetch-depth: 0)")
+                          f"{workspace} ({shallow.FIX})")
     return found
 
 
@@ -88,6 +93,8 @@ def base_worktree(workspace: str, commit: str, where: Path) -> Iterator[Path]:
                               check=False)
 
     git.remove_worktree(workspace, where)  # a leftover of an earlier attempt
+    if not shallow.ensure_commits(workspace, [commit]):
+        raise UserError(f"{commit[:10]} is not in the checkout ({shallow.FIX})")
     done = run("worktree", "add", "--detach", str(where), commit)
     if done.returncode != 0:
         raise UserError(f"ab: cannot check out {commit} into {where}: "

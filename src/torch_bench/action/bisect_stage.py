@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from torch_bench.action import ab_stage
+from torch_bench.action import ab_stage, shallow
 from torch_bench.action.context import PUBLISHING_EVENTS, RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.bisect_range import previous_commit
@@ -121,6 +121,10 @@ def run_stage(inputs: ActionInputs, ctx: RunContext, verdict: str, head: Path,
         return None
     print(f"bisect: {', '.join(decided.benchmarks)} between {decided.good[:10]} and "
           f"{decided.bad[:10]}", file=sys.stderr)
+    if not shallow.ensure_commits(ctx.workspace, [decided.good, decided.bad]):
+        print(warning(f"bisect: {decided.good[:10]} is not in the checkout ({shallow.FIX}); "
+                      "no bisection"), file=sys.stderr)
+        return None
     try:
         cli(*arguments(decided, inputs, ctx, out))
     except UserError as exc:

@@ -1,14 +1,29 @@
 """What the workflow run is about: the event, the PR, whether it comes from a fork, and the
-decisions that follow from it. Read from GITHUB_* variables and the event payload; pure."""
+decisions that follow from it. Read from GITHUB_* variables and the event payload; pure.
+
+Which history a run is compared with, and whether it is stored:
+
+| event | compared with | stored (push: auto) |
+| --- | --- | --- |
+| pull_request(_target) | the PR's base branch | never |
+| merge_group | the queue's target branch | never (the push that merges it is) |
+| push, schedule, workflow_dispatch on the default branch | that branch | yes |
+| push, workflow_dispatch on another branch | that branch's runs, else the default branch's | no |
+
+A `schedule` always runs on the default branch, and its payload names no repository: its
+branch is taken as the default branch.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from torch_bench.provenance import read_event
 
 PUBLISHING_EVENTS = ("push", "schedule", "workflow_dispatch")
+MERGE_QUEUE_REF = re.compile(r"refs/heads/gh-readonly-queue/(?P<target>.+)/pr-\d+-[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -23,6 +38,7 @@ class RunContext:
     from_fork: bool
     server_url: str
     workspace: str
+    queue_target: str | None = None  # merge_group: the branch the queue merges into
 
     @property
     def is_pr(self) -> bool:
@@ -47,8 +63,35 @@ class RunContext:
         return choice == "true"
 
     def compare_branch(self) -> str | None:
-        """The branch whose history this run is compared with."""
-        return self.pr_base_branch if self.is_pr else (self.branch or self.default_branch)
+        """The branch whose history this run is compared with (its own, for a branch
+        without runs of its own `stages.compare` falls back on the default branch's)."""
+        if self.is_pr:
+            return self.pr_base_branch
+        if self.queue_target:
+            return self.queue_target
+        return self.branch or self.default_branch
+
+    def not_stored_reason(self, choice: str) -> str | None:
+        """Why `push: choice` stores nothing for this run, in a sentence; None when it
+        stores."""
+        if self.should_push(choice):
+            return None
+        if self.from_fork:
+            return "a PR from a fork never writes to the data branch"
+        if choice == "false":
+            return "the push input is false"
+        if self.is_pr:
+            return "PR runs are compared with their base branch, never stored"
+        if self.queue_target:
+            return (f"merge-queue runs are compared with {self.queue_target}, never stored; "
+                    f"the push that merges the group into {self.queue_target} is")
+        if not self.default_branch:
+            return ("the default branch is unknown (the event names no repository); set "
+                    "push: true to store this run")
+        if self.event not in PUBLISHING_EVENTS:
+            return f"push: auto stores pushes, schedules and manual runs, not {self.event}"
+        return (f"push: auto stores runs of the default branch ({self.default_branch}) only; "
+                f"set push: true to keep the runs of {self.branch or self.ref}")
 
     def dashboard_url(self, site_folder: str = ".",
                       data_repository: str | None = "") -> str | None:
@@ -72,15 +115,32 @@ def read_context(environ: Mapping[str, str]) -> RunContext:
     pull = payload.get("pull_request") or {}
     head_repo = ((pull.get("head") or {}).get("repo") or {}).get("full_name")
     base_repo = ((pull.get("base") or {}).get("repo") or {}).get("full_name")
+    event, ref = environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF")
+    default = (payload.get("repository") or {}).get("default_branch")
+    if not default and event == "schedule" and ref and ref.startswith("refs/heads/"):
+        default = ref[len("refs/heads/"):]  # schedules run on the default branch only
     return RunContext(
-        event=environ.get("GITHUB_EVENT_NAME", ""),
+        event=event,
         repository=environ.get("GITHUB_REPOSITORY"),
-        ref=environ.get("GITHUB_REF"),
-        default_branch=(payload.get("repository") or {}).get("default_branch"),
+        ref=ref,
+        default_branch=default,
         pr_number=pull.get("number") if isinstance(pull.get("number"), int) else None,
         pr_base_branch=(pull.get("base") or {}).get("ref"),
         pr_head_sha=(pull.get("head") or {}).get("sha"),
         from_fork=bool(pull) and head_repo != base_repo,
         server_url=environ.get("GITHUB_SERVER_URL", "https://github.com"),
         workspace=environ.get("GITHUB_WORKSPACE", "."),
+        queue_target=queue_target(event, ref, payload),
     )
+
+
+def queue_target(event: str, ref: str | None, payload: Mapping) -> str | None:
+    """The branch a merge group merges into: the payload's `merge_group.base_ref`, else the
+    queue's ref (`refs/heads/gh-readonly-queue/<target>/pr-<n>-<sha>`)."""
+    if event != "merge_group":
+        return None
+    base = str((payload.get("merge_group") or {}).get("base_ref") or "")
+    if base.startswith("refs/heads/"):
+        return base[len("refs/heads/"):]
+    found = MERGE_QUEUE_REF.fullmatch(ref or "")
+    return found.group("target") if found else None

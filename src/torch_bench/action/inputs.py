@@ -18,6 +18,7 @@ from torch_bench.action.install import parse_torch
 from torch_bench.boundary import limited
 from torch_bench.errors import UserError
 from torch_bench.store.layout import DATA_FOLDER
+from torch_bench.suite_path import parse_suite_path
 from torch_bench.yamlfile import read_yaml
 
 RESULT_FORMATS = ("canonical", "oss", "aipep", "pytest-benchmark", "asv",
@@ -132,6 +133,13 @@ def _text(text: str) -> str:
     return text
 
 
+def _pr_budget(text: str) -> float | None:
+    """`auto` (None: as long as measuring the head took) or seconds >= 0."""
+    if text.strip().lower() == "auto":
+        return None
+    return _limited("budget")(text)
+
+
 @dataclass(frozen=True)
 class Input:
     name: str  # as in action.yml
@@ -177,6 +185,8 @@ INPUTS: tuple[Input, ...] = (
     Input("bisect-max-steps", _limited("max-steps"), "6"),
     Input("explain", _choice("auto", "never"), "auto"),
     Input("explain-budget", _limited("budget"), "600"),
+    Input("suite-path", parse_suite_path, ""),
+    Input("pr-budget", _pr_budget, "auto"),
 )
 
 

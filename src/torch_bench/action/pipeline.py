@@ -20,10 +20,12 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from torch_bench.action import bisect_stage, stages
+from torch_bench.action import bisect_stage, measuring, pr_budget, shallow, stages
 from torch_bench.action.context import read_context
 from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import (
@@ -33,6 +35,7 @@ from torch_bench.action.inputs import (
     ActionInputs,
     read_inputs,
 )
+from torch_bench.report import actions
 from torch_bench.report.actions import FORK_REPORT, failure_annotation
 
 
@@ -51,11 +54,22 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     creds = stages.credentials(target, environ)
 
     history = stages.read_history(target, creds, paths)
-    results = stages.produce_results(inputs, paths, history)
-    outcome = stages.compare(inputs, ctx, results, history, paths, name) \
+    measuring.export_suite_path(inputs["suite-path"], os.environ)
+    own_suites = measuring.child_cli(ctx.workspace, inputs["suite-path"]) \
+        if inputs["suite-path"] else None
+    started = time.monotonic()
+    results = stages.produce_results(inputs, paths, history, own_suites)
+    budget = pr_budget.make_budget(inputs, time.monotonic() - started) \
+        if ctx.is_pr and not inputs["results-file"] else None
+    outcome = stages.compare(inputs, ctx, results, history, paths, name, budget) \
         if results.is_file() else stages.Outcome("no-baseline", 0, 0, None)
-    notes = stages.explain(inputs, ctx, results, paths, outcome, history)
+    notes = stages.explain(inputs, ctx, results, paths, outcome, history, budget)
+    if budget is not None:
+        print(budget.summary(), file=sys.stderr)
+        actions.append_summary_note(f"\n{budget.summary()}\n", environ)
     pushed = ctx.should_push(inputs["push"])
+    if not pushed and not ctx.is_pr:
+        print(f"not stored: {ctx.not_stored_reason(inputs['push'])}", file=sys.stderr)
     if pushed:
         stages.store(results, target, creds, notes)
         if inputs["keep-runs"]:
@@ -120,7 +134,10 @@ def run_bisect(environ: Mapping[str, str] = os.environ) -> int:
     """`bisect/action.yml`: bisect the commits between `good` and `bad` given by hand."""
     inputs = read_inputs(environ, BISECT_INPUTS)
     out = Path(inputs["output-dir"]).resolve()
-    stages.cli(*bisect_stage.dispatch_arguments(inputs, read_context(environ), out))
+    ctx = read_context(environ)
+    arguments = bisect_stage.dispatch_arguments(inputs, ctx, out)
+    shallow.ensure_commits(ctx.workspace, [inputs["good"], inputs["bad"]], environ=environ)
+    stages.cli(*arguments)
     return 0
 
 

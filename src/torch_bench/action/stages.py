@@ -8,17 +8,19 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torch_bench.action import ab_stage
+from torch_bench.action import ab_stage, pr_budget
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.action.left_out import left_out_note, untrusted_of
+from torch_bench.action.pr_budget import PrBudget
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
@@ -78,10 +80,12 @@ class Paths:
         return self.root / "site"
 
 
-def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = None) -> Path:
-    """Run the suites, or ingest the given file; returns the run document (or, for a
-    github-action-benchmark history, a folder of them). A run reuses the calls per sample
-    recorded in `history` (the data folder), so it times the same loops as its baseline."""
+def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = None,
+                    run: Callable[..., int] | None = None) -> Path:
+    """Run the suites (with `run`, `cli` by default), or ingest the given file; returns the
+    run document (or, for a github-action-benchmark history, a folder of them). A run reuses
+    the calls per sample recorded in `history` (the data folder), so it times the same loops
+    as its baseline."""
     source, kind = inputs["results-file"], inputs["results-format"]
     if not source:
         shard = ["--total-partitions", inputs["total-partitions"],
@@ -89,8 +93,9 @@ def produce_results(inputs: ActionInputs, paths: Paths, history: Path | None = N
             if inputs["total-partitions"] > 1 else []
         config = ["--config", inputs["config"]] if inputs["config"] else []
         calibration = ["--calibration", history] if history is not None else []
-        cli("run", "--suite", inputs["suites"], "--device", inputs["device"], *config,
-            *shard, *calibration, *shlex.split(inputs["run-args"]), "--out", paths.results)
+        (run or cli)("run", "--suite", inputs["suites"], "--device", inputs["device"],
+                     *config, *shard, *calibration, *shlex.split(inputs["run-args"]),
+                     "--out", paths.results)
         return paths.results
     if kind == "canonical":
         save_run(load_run(source), paths.results)
@@ -145,7 +150,9 @@ class Outcome:
 
 
 def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, paths: Paths,
-            config_name: str) -> Outcome:
+            config_name: str, budget: PrBudget | None = None) -> Outcome:
+    """Compare with the baseline (A/B or the history, then targeted confirmation); on a PR,
+    within `budget` (pr_budget.py)."""
     baseline = inputs["baseline"]
     link = ctx.dashboard_url(inputs["site-folder"], data_repository_of(inputs))
     extra = ["--dashboard-link", link] if link else []
@@ -156,10 +163,21 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
               "--false-alarm-rate", inputs["false-alarm-rate"],
               "--per-pr-level", inputs["per-pr-level"],
               "--config-name", config_name, *extra]
+    branch = ctx.compare_branch() or "main"
     try:
         head_run = load_run(head)
+        branch = comparison_branch(ctx, head_run, history)
         side_by_side = ab_stage.wants_ab(inputs, ctx, head_run, history)
+        if side_by_side and inputs["ab"] == "auto" and budget is not None \
+                and not budget.ab_fits():  # `ab: always` is asked for whatever it costs
+            budget.notes.append(
+                f"A/B left out: it takes about {budget.ab_cost():.0f} s ({2 * ab_stage.ROUNDS} "
+                f"runs), {budget.left():.0f} s were left (pr-budget: {budget.ab_cost():.0f} "
+                "or more buys it)")
+            print(f"{budget.notes[-1]}; comparing with the history", file=sys.stderr)
+            side_by_side = False
         if side_by_side:
+            started = time.monotonic()
             try:
                 compare_side_by_side(inputs, ctx, head_run, paths, report)
             except ab_stage.NoMergeBase as exc:
@@ -168,14 +186,22 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
                 print(f"::warning title=torch-bench::{exc}; comparing with the history",
                       file=sys.stderr)
                 side_by_side = False
+            finally:
+                if budget is not None:
+                    budget.record("A/B", started)
         if not side_by_side:
             choice = ["auto", "--latest"] if baseline == "latest" else [baseline]
+            if budget is not None:
+                inputs = pr_budget.bounded(inputs, budget, "confirmation")
+            started = time.monotonic()
             with confirmation_checkout(inputs, ctx, head_run, paths) as confirm:
                 cli("compare", *choice, head, "--history", history,
-                    "--repo-dir", ctx.workspace, "--base-branch",
-                    ctx.compare_branch() or "main", *report, *confirm)
+                    "--repo-dir", ctx.workspace, "--base-branch", branch, *report, *confirm)
+            if budget is not None and confirm:
+                budget.record("confirmation", started)
     except NoBaseline as exc:
-        note = no_baseline_note(str(exc), head, history, ctx.compare_branch() or "main")
+        note = no_baseline_note(str(exc), head, history, branch,
+                                ctx.not_stored_reason(inputs["push"]))
         report = f"## torch-bench\n\n{note}\n"
         write_text_atomic(paths.report, report)
         actions.write_job_summary(report)
@@ -212,9 +238,25 @@ def confirmation_checkout(inputs: ActionInputs, ctx: RunContext, head: Run,
                "--confirm-run-args", shlex.join(ab_stage.run_arguments(inputs, rounds=1))]
 
 
-def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str:
+def comparison_branch(ctx: RunContext, head: Run, history: Path) -> str:
+    """`ctx.compare_branch()`; for a run of another branch than the default one (a manual or
+    scheduled run, a push) with no runs of its own on this environment, the default
+    branch's history, as a PR is compared with its base's."""
+    branch = ctx.compare_branch() or "main"
+    if ctx.is_pr or ctx.queue_target or not ctx.default_branch \
+            or branch == ctx.default_branch \
+            or ab_stage.history_runs(history, head, branch) > 0:
+        return branch
+    print(f"no runs of {branch!r} on this environment yet: comparing with the default "
+          f"branch, {ctx.default_branch!r}", file=sys.stderr)
+    return ctx.default_branch
+
+
+def no_baseline_note(reason: str, head: Path, history: Path, branch: str,
+                     not_stored: str | None = None) -> str:
     """Why there is nothing to compare with: a first run, or runs of the branch and
-    environment that failed their pre-flight check (named, with what to change)."""
+    environment that failed their pre-flight check (named, with what to change). A run
+    that is not stored (`not_stored`: why) does not start the history."""
     left_out = None
     if head.is_file() and history.is_dir():
         fingerprint = load_run(head).fingerprint
@@ -224,6 +266,10 @@ def no_baseline_note(reason: str, head: Path, history: Path, branch: str) -> str
         return (f"No baseline yet: {left_out}. Branch {branch!r} has runs with this run's "
                 "environment, but their pre-flight check failed, and an untrusted run is "
                 "never a baseline.")
+    if not_stored:
+        return ("No baseline yet: nothing in the history matches this run's branch "
+                f"({branch!r}) and environment. This run is not stored, so it does not start "
+                f"the history either: {not_stored}. ({reason})")
     return ("No baseline yet: nothing in the history matches this run's branch and "
             f"environment, so this run starts the history. ({reason})")
 
@@ -236,22 +282,34 @@ def compare_side_by_side(inputs: ActionInputs, ctx: RunContext, head: Run, paths
     print(f"A/B: measuring {commit[:10]} ({branch}) and the head interleaved over "
           f"{ab_stage.ROUNDS} rounds", file=sys.stderr)
     shutil.rmtree(paths.root / "ab-rounds", ignore_errors=True)  # an earlier step's rounds
-    with ab_stage.base_worktree(ctx.workspace, commit, paths.root / "ab-base") as base:
+    # the folder's name is how the report names the base: "3 run(s) from merge-base-<sha>"
+    with ab_stage.base_worktree(ctx.workspace, commit,
+                                paths.root / f"merge-base-{commit[:10]}") as base:
         cli("ab", "--base", base, "--head", ctx.workspace, "--rounds", ab_stage.ROUNDS,
             "--out-dir", paths.root / "ab-rounds", *report, "--",
             *ab_stage.run_arguments(inputs))
 
 
 def explain(inputs: ActionInputs, ctx: RunContext, results: Path, paths: Paths,
-            outcome: Outcome, history: Path | None = None) -> list[dict]:
+            outcome: Outcome, history: Path | None = None,
+            budget: PrBudget | None = None) -> list[dict]:
     """The operator diff of the regressions and improvements (input `explain`): on a PR in
-    its comment; on a push against the previous measured commit, as a run note to store."""
+    its comment, within what `budget` has left; on a push against the previous measured
+    commit, as a run note to store."""
     from torch_bench.action import explain_stage
+    from torch_bench.action.measuring import child_cli
 
+    # explain plans the cases with the checkout on sys.path: never in this process
+    cli = child_cli(ctx.workspace, inputs["suite-path"])
+    if budget is not None and ctx.is_pr:
+        inputs = pr_budget.bounded(inputs, budget, "explain")
     if outcome.report and explain_stage.wants_explain(inputs, ctx, outcome.regressions,
                                                       outcome.improvements):
+        started = time.monotonic()
         explain_stage.explain_regressions(inputs, ctx, results, paths.verdicts, outcome.report,
                                           paths.root, cli, paths.fork_report)
+        if budget is not None:
+            budget.record("explain", started)
     if history is not None and explain_stage.wants_push_explain(
             inputs, ctx, outcome.regressions, outcome.improvements):
         note = explain_stage.explain_push(inputs, ctx, results, paths.verdicts, history,
@@ -355,6 +413,8 @@ def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name
 
     `on-regression` creates a comment only for a regression, but once one exists it keeps it
     current, so a fixed regression does not leave a stale comment behind."""
+    if inputs["comment"] != "never" and ctx.is_pr and ctx.from_fork and outcome.report:
+        say_fork_comment_skipped(inputs["comment"], environ)
     if inputs["comment"] == "never" or not (
             ctx.is_pr and not ctx.from_fork and outcome.report and ctx.repository):
         return None
@@ -372,6 +432,20 @@ def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name
         return None
     print(f"{action} the PR comment", file=sys.stderr)
     return posted.get("html_url")
+
+
+FORK_COMMENT_SKIPPED = (
+    "no PR comment (comment: {choice}): this PR comes from a fork, and a fork's run has a "
+    "read-only token, so nothing is posted or pushed. The report is in the `pr-report` "
+    "folder of `output-dir`: upload it as an artifact and post it from a `workflow_run` "
+    "workflow (examples/fork-safe-pr.yml and examples/post-pr-comment.yml).")
+
+
+def say_fork_comment_skipped(choice: str, environ: Mapping[str, str]) -> None:
+    """A fork PR asked for a comment: why there is none, in the log and the job summary."""
+    message = FORK_COMMENT_SKIPPED.format(choice=choice)
+    print(f"::notice title=torch-bench comment::{message}", flush=True)
+    actions.append_summary_note(f"\n**torch-bench**: {message}\n", environ)
 
 
 def write_outputs(values: Mapping[str, str | int | None], environ: Mapping[str, str]) -> None:

@@ -29,8 +29,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from torch_bench.errors import UserError
+from torch_bench.redact import token_free_environment
 from torch_bench.results.document import load_run, save_run
 from torch_bench.results.schema import Run
+from torch_bench.suite_path import checkout_paths
 
 SIDES = ("base", "head")
 CALIBRATION = "calibration.json"  # in the output folder: the loop every run of an A/B times
@@ -52,7 +54,10 @@ def schedule(rounds: int) -> list[Step]:
 
 
 def side_environment(checkout: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    paths = [str(p) for p in (checkout / "src", checkout) if p.is_dir()]
+    """The side's run imports the checkout's code: never with a token in its environment."""
+    paths = checkout_paths(checkout, environ) + [
+        str(p) for p in (checkout / "src", checkout) if p.is_dir()]
+    environ = token_free_environment(environ)
     existing = environ.get("PYTHONPATH")
     return {**environ, "PYTHONPATH": os.pathsep.join(paths + ([existing] if existing else []))}
 

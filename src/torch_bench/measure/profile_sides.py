@@ -20,6 +20,7 @@ from pathlib import Path
 import torch_bench
 from torch_bench.redact import scrub_secrets, token_free_environment
 from torch_bench.results.op_profile import OpProfile, profile_from_dict
+from torch_bench.suite_path import checkout_paths
 from torch_bench.suites.base import CaseSpec
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -46,7 +47,8 @@ def tool_path() -> str:
 
 
 def side_environment(checkout: Path) -> dict[str, str]:
-    paths = [tool_path()] + [str(p) for p in (checkout / "src", checkout) if p.is_dir()]
+    paths = [tool_path(), *checkout_paths(checkout)] + [
+        str(p) for p in (checkout / "src", checkout) if p.is_dir()]
     environ = token_free_environment(os.environ)
     existing = environ.get("PYTHONPATH")
     return {**environ, "PYTHONPATH": os.pathsep.join(paths + ([existing] if existing else []))}
