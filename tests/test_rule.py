@@ -390,3 +390,12 @@ def test_runs_that_remember_and_a_white_share_named_from_few_runs_keep_the_false
     # kept, 80 came
     assert alarms / draws < 0.018
     assert memory_df(20.0, 0.0, n, k, 0.5) == 20.0 and memory_df(20.0, rho, n, k, 0.0) == 20.0
+
+
+def test_a_tiny_rate_on_a_noisy_history_says_nothing_is_detectable_instead_of_overflowing():
+    # 1e-12 a benchmark over three runs spread by a factor of 10: the threshold's t times
+    # the scale is far beyond what exp() can hold
+    a = assess([1.0, 10.0, 100.0], [50.0], lower_is_better=True,
+               policy=RulePolicy(alpha=1e-12, fdr=1e-30))
+    assert a.outcome is Outcome.SAME
+    assert a.detectable == math.inf

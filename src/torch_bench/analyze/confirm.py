@@ -63,7 +63,7 @@ from statistics import NormalDist
 
 from torch_bench.analyze import sequential
 from torch_bench.analyze.reading import change_reading
-from torch_bench.analyze.rule import Assessment, Outcome, RulePolicy
+from torch_bench.analyze.rule import Assessment, Outcome, RulePolicy, growth
 from torch_bench.analyze.shift import MIN_BENCHMARKS, SHIFTED_UNITS, RunShift
 from torch_bench.analyze.verdicts import (
     UNTRUSTED_NOTE,
@@ -237,7 +237,7 @@ def out_of_reach(first: Verdict, now: Assessment, rounds: int, planned: int,
         return False
     # the scale now, or more: the resolution is never below the minimum effect
     scale = math.log1p(now.detectable) / now.threshold
-    final = math.expm1(last_look_z(policy, planned) * scale * math.sqrt(rounds / planned))
+    final = growth(last_look_z(policy, planned) * scale * math.sqrt(rounds / planned))
     return final > clearing_resolution(first)
 
 

@@ -129,6 +129,12 @@ def t_critical(p: float, df: float) -> float:
     return t_isf(min(p, 0.5 - 1e-12), df)
 
 
+def growth(log_change: float) -> float:
+    """exp(x) - 1, infinite where it would overflow (a tiny rate's threshold on a noisy
+    history)."""
+    return math.expm1(log_change) if log_change < 709.0 else math.inf
+
+
 def not_enough_history(runs: int, needed: int) -> str:
     return f"not enough history ({runs} runs; {needed} needed)"
 
@@ -276,7 +282,7 @@ def _assess_one(case: Case, test: _Test | None, worse: tuple[float, bool],
     is_worse = estimate > 0 if case.lower_is_better else estimate < 0
     p, found = worse if is_worse else better
     threshold = t_critical(cutoff, test.df)
-    detectable = max(math.expm1(threshold * test.scale), case.min_effect) \
+    detectable = max(growth(threshold * test.scale), case.min_effect) \
         if math.isfinite(threshold) else None
     stats = dict(p_value=float(p), z=test.t, noise=test.spread, df=test.df,
                  threshold=threshold, detectable=detectable)
