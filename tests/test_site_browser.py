@@ -205,7 +205,10 @@ def test_overview_draws_summary_charts_and_filters_runs_by_branch(page, base_url
     page.select_option("select[data-row-filter='branch']", XSS_BRANCH)
     assert visible_rows(page, "#recent-runs") == RUNS - MAIN_RUNS
     page.locator("#recent-runs").scroll_into_view_if_needed()  # laid out near the view only
-    assert f"#7 {XSS_MESSAGE}" in page.inner_text("#recent-runs")  # the PR title, as text
+    # the PR title, as text, once the rows near the view are laid out (not at once on a busy
+    # machine)
+    page.wait_for_function("(title) => document.querySelector('#recent-runs').innerText"
+                           ".includes(title)", arg=f"#7 {XSS_MESSAGE}")
     # the change point of the synthetic history is listed, as a regression (latency went up)
     changes = page.locator("section", has_text="Recent change points")
     assert changes.locator("td.worse").count() >= 1

@@ -100,5 +100,5 @@ def test_zoo_models_train_for_parity_like_the_compile_suite_names_them():
     assert curve[-1] < curve[0]  # fitting the targets works
     assert compiled.extra["loss_curve"][0] == pytest.approx(curve[0], rel=1e-4)  # same start
     assert by[("loss_ratio", None)].status == "pass"
-    with pytest.raises(UserError, match="neither a built-in model"):
+    with pytest.raises(UserError, match="not a model of the training suite"):
         build_run_config(suites=["training"], cli_options={"models": "nope"})
