@@ -1,4 +1,4 @@
-"""The pure-Python t quantiles agree with scipy's."""
+"""The rule's tail functions name the tails scipy.stats names: direction, sign and range."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ with d0 + d_j degrees of freedom: pulled toward the suite both ways, by an amoun
 own spread of variances decides (d0 is large when the benchmarks are alike, near 0 when they
 are not), and the t test that uses it gains the prior's degrees of freedom.
 
-Pure numpy: digamma, trigamma and tetragamma by recurrence and asymptotic series (absolute
-error below 1e-12 for x > 0), so that the commands that only read stay free of scipy.
+digamma and its derivatives are scipy's; trigamma's inverse, which scipy does not have, is
+limma's Newton iteration.
 """
 
 from __future__ import annotations
@@ -22,55 +22,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 MAX_PRIOR_DF = 1e6  # a prior this sure is as good as known; keeps t functions finite
-_SHIFT_TO = 6.0  # series below this are shifted up by recurrence first
-
-
-def _shifted(x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """x moved up by whole steps until every value is >= _SHIFT_TO, and the steps taken."""
-    x = np.array(x, dtype=float, copy=True)
-    steps = []
-    while True:
-        low = x < _SHIFT_TO
-        if not low.any():
-            return x, steps
-        steps.append(np.where(low, x, np.nan))
-        x = np.where(low, x + 1.0, x)
 
 
 def digamma(x) -> np.ndarray:
-    x, steps = _shifted(np.asarray(x, dtype=float))
-    inv = 1.0 / x
-    inv2 = inv * inv
-    value = (np.log(x) - 0.5 * inv
-             - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240
-                                                                            - inv2 / 132)))))
-    for before in steps:
-        value = value - np.nan_to_num(1.0 / before)
-    return value
+    return special.digamma(np.asarray(x, dtype=float))
 
 
 def trigamma(x) -> np.ndarray:
-    x, steps = _shifted(np.asarray(x, dtype=float))
-    inv = 1.0 / x
-    inv2 = inv * inv
-    value = inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42
-                                                                              - inv2 / 30)))
-    for before in steps:
-        value = value + np.nan_to_num(1.0 / (before * before))
-    return value
+    return special.polygamma(1, np.asarray(x, dtype=float))
 
 
 def tetragamma(x) -> np.ndarray:
-    x, steps = _shifted(np.asarray(x, dtype=float))
-    inv = 1.0 / x
-    inv2 = inv * inv
-    value = -inv2 - inv * inv2 - 0.5 * inv2 * inv2 + inv2 ** 3 * (1 / 6 - inv2 * (1 / 6
-                                                                                 - 0.3 * inv2))
-    for before in steps:
-        value = value - np.nan_to_num(2.0 / before ** 3)
-    return value
+    return special.polygamma(2, np.asarray(x, dtype=float))
 
 
 def trigamma_inverse(y: float) -> float:

@@ -2,8 +2,9 @@
 `register(subparsers)` and a handler; bad input is one line on stderr and exit status 2.
 
 Only the module of the command being run is imported: `--version`, `--help` and the commands
-that measure nothing stay free of torch and scipy (seconds of import time, and not installed
-at all by the dashboard and comment sub-actions)."""
+that measure nothing stay free of torch (seconds of import time, and not installed at all by
+the dashboard and comment sub-actions); those that judge nothing (`comment`, `store`, `data`)
+stay free of scipy too."""
 
 from __future__ import annotations
 
