@@ -8,7 +8,7 @@ takes its p-values from that heavier tail where it is the more cautious. When co
 are correlated (`suite_autocorrelation`), the head's runs differ from the mean of the runs
 before them by more than independent runs would (`memory_factor`), and the rule widens its
 scale by that much. A fleet without heavy tails pays nothing for them; one without memory
-seldom pays for it, and little. Pure numpy: no scipy, so commands that only read stay light.
+seldom pays for it, and little.
 """
 
 from __future__ import annotations
