@@ -8,7 +8,7 @@ from conftest import TINY_RNN
 from support.runs import make_run, ok, untrusted
 from torch_bench.action.inputs import read_inputs
 from torch_bench.action.stages import Paths, produce_results
-from torch_bench.measure.calibration import recorded_loops
+from torch_bench.execute.calibration import recorded_loops
 from torch_bench.results.document import load_run
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from support.runs import history, make_run, ok
+from torch_bench.analyze.headline import comparison_document
 from torch_bench.analyze.verdicts import compare_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_the_story_says_what_was_caught_and_where_everything_is(tmp_path):
     head = make_run([ok("steady", 10, seed=1), ok("slower", 20, seed=2), ok("faster", 5, seed=3)],
                     sha="b" * 40, branch="deeper-mlp", run_id="head-1")
     comparison = compare_runs(past[-1:], [head], past)
-    (tmp_path / "report.json").write_text(json.dumps(comparison.to_dict()))
+    (tmp_path / "report.json").write_text(json.dumps(comparison_document(comparison)))
     lines = load_story().story(tmp_path, 95)
     text = "\n".join(lines)
     assert "The story, in 95 s:" in text
@@ -71,5 +72,5 @@ def test_the_story_says_so_when_nothing_was_caught(tmp_path):
     past = history(12, {"steady": 10})
     head = make_run([ok("steady", 10, seed=1)], sha="b" * 40, run_id="head-1")
     (tmp_path / "report.json").write_text(json.dumps(
-        compare_runs(past[-1:], [head], past).to_dict()))
+        comparison_document(compare_runs(past[-1:], [head], past))))
     assert "caught     nothing" in "\n".join(load_story().story(tmp_path, 60))

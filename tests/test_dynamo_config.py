@@ -15,7 +15,7 @@ from torch_bench.measure.timer import TimingPolicy
 from torch_bench.results.schema import measured, new_run
 from torch_bench.suites import get_suite
 from torch_bench.suites.base import CaseContext
-from torch_bench.zoo.config import load_compile_config
+from torch_bench.zoo.config_files import load_compile_config
 
 DYNAMO_STYLE_YAML = """\
 # per-mode batch sizes

@@ -12,7 +12,7 @@ import pytest
 
 from test_isolation import assert_each_fault_has_its_status
 from torch_bench.config import build_run_config
-from torch_bench.measure import forkserver
+from torch_bench.execute import forkserver
 from torch_bench.runner import execute, plan_cases
 
 pytestmark = [pytest.mark.usefixtures("child_can_import_support"),
@@ -81,7 +81,7 @@ def test_a_suite_the_server_cannot_import_falls_back_to_a_fresh_interpreter(tmp_
     config = replace(config, isolation=replace(config.isolation, case_start="fork"))
     [planned] = plan_cases(config)
     broken = replace(planned, suite_ref="support.fault_suite_missing")
-    from torch_bench.measure.isolation import run_isolated
+    from torch_bench.execute.isolation import run_isolated
     from torch_bench.suites.base import CaseContext
 
     ctx = CaseContext(device="cpu", policy=config.policy)
@@ -92,7 +92,7 @@ def test_a_suite_the_server_cannot_import_falls_back_to_a_fresh_interpreter(tmp_
     # The fresh interpreter fails the same way and says why, as without a server.
     assert results[0].status in ("error", "crash") and "fault_suite_missing" in results[0].error
     assert not [p for p in psutil.process_iter(["cmdline"])
-                if "torch_bench.measure.forkserver" in (p.info["cmdline"] or [])
+                if "torch_bench.execute.forkserver" in (p.info["cmdline"] or [])
                 and p.ppid() == os.getpid()]
 
 
@@ -113,8 +113,8 @@ def test_a_forked_run_takes_torchs_facts_from_its_server_and_never_imports_torch
 
 
 def test_without_a_server_torchs_facts_are_read_in_this_process():
+    from torch_bench.execute.isolation import IsolationPolicy, case_torch_facts
     from torch_bench.measure.environment import torch_environment
-    from torch_bench.measure.isolation import IsolationPolicy, case_torch_facts
 
     try:
         facts = case_torch_facts("support.fault_suite_missing",

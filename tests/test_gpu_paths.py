@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from torch_bench.measure import environment, memory
+from torch_bench.measure.case_results import memory_results
 from torch_bench.measure.timer import CudaClock, TimingPolicy, clock_for
-from torch_bench.measure.worker import memory_results
 from torch_bench.suites.base import CaseContext, CaseSpec, Output
 
 MB = 2**20

@@ -7,9 +7,9 @@ import pytest
 
 from torch_bench.cli import main
 from torch_bench.errors import UserError
+from torch_bench.execute.worker import run_request
 from torch_bench.formats.hf_csv_files import hf_csv_files
 from torch_bench.measure.timer import TimingPolicy
-from torch_bench.measure.worker import run_request
 from torch_bench.results.schema import Result, new_run
 from torch_bench.suites import get_suite
 

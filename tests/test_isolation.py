@@ -195,11 +195,11 @@ def test_a_killed_run_takes_its_worker_along_and_the_next_run_its_leftovers(tmp_
 
 
 def test_a_crash_message_keeps_the_cases_frames_and_drops_ours():
-    from torch_bench.measure.isolation import readable_tail
+    from torch_bench.execute.isolation import readable_tail
 
     printed = (
         "Traceback (most recent call last):\n"
-        '  File "/venv/lib/python3.11/site-packages/torch_bench/measure/worker.py", line 55, '
+        '  File "/venv/lib/python3.11/site-packages/torch_bench/execute/worker.py", line 55, '
         "in run_request\n"
         "    results = list(suite.run_case(case, ctx))\n"
         "                   ^^^^^^^^^^^^^^^^^^^^^^^^^\n"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from torch_bench.analyze.explain import Target, explain, targets_from_verdicts
 from torch_bench.analyze.op_diff import diff_profiles
-from torch_bench.measure.profile_sides import SideOutcome
+from torch_bench.execute.profile_sides import SideOutcome
 from torch_bench.report.fit import COMMENT_LIMIT, utf16_length
 from torch_bench.report.op_diff import headline, markdown_full, markdown_short
 from torch_bench.results.op_profile import (

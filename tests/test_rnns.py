@@ -42,7 +42,7 @@ def lstm_and_inputs(layers=1):
 @pytest.mark.parametrize("loop", ["lstm_loop", "premul_lstm_loop", "premul_bias_lstm_loop",
                                   "simple_lstm_loop"])
 def test_every_single_layer_loop_computes_the_library_lstm(loop):
-    from torch_bench.suites import lstm_models
+    from torch_bench.models import lstm as lstm_models
 
     lstm, x, h, c = lstm_and_inputs()
     expected, (hy, cy) = lstm(x, (h, c))
@@ -55,7 +55,7 @@ def test_every_single_layer_loop_computes_the_library_lstm(loop):
 
 
 def test_multilayer_and_variable_length_loops_compute_the_library_lstm():
-    from torch_bench.suites import lstm_models
+    from torch_bench.models import lstm as lstm_models
 
     lstm, x, h, c = lstm_and_inputs(layers=2)
     weights = [getattr(lstm, f"{kind}_l{layer}") for layer in range(2)

@@ -7,7 +7,7 @@ import pytest
 
 from torch_bench.errors import UserError
 from torch_bench.render.paths import RENDER_KEYS
-from torch_bench.render.previous_site import (
+from torch_bench.store.previous_site import (
     PreviousSite,
     decode_previous_site,
     encode_previous_site,

@@ -21,7 +21,6 @@ from torch_bench.results.document import save_run
 from torch_bench.results.schema import failed, measured, new_run
 from torch_bench.store import plan
 from torch_bench.store.archive import (
-    MAX_ARCHIVE_ROWS,
     Archive,
     decode_archive,
     drop_samples,
@@ -29,6 +28,7 @@ from torch_bench.store.archive import (
     encode_json_archive,
 )
 from torch_bench.store.archive import digest as archive_digest
+from torch_bench.store.archive_bounds import MAX_ARCHIVE_ROWS
 from torch_bench.store.folder import store_in_folder
 from torch_bench.store.layout import archive_files, archive_path, run_files
 from torch_bench.store.reader import load_history

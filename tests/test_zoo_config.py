@@ -4,7 +4,8 @@ import torch
 from torch_bench.errors import UserError
 from torch_bench.zoo import BUILTIN_MODELS, build, format_ref, parse_ref, parse_refs
 from torch_bench.zoo.accuracy import leaves
-from torch_bench.zoo.config import CompileConfig, load_compile_config, parse_compile_config
+from torch_bench.zoo.config import CompileConfig, parse_compile_config
+from torch_bench.zoo.config_files import load_compile_config
 
 FULL = """
 skip:

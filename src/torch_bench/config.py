@@ -35,11 +35,11 @@ from torch_bench.config_file import (
     validated,
 )
 from torch_bench.errors import UserError
-from torch_bench.measure.isolation import IsolationPolicy
+from torch_bench.execute.isolation import IsolationPolicy
+from torch_bench.measure.case import CaseSpec
 from torch_bench.measure.preflight import Thresholds
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
-from torch_bench.suites.base import CaseSpec
 from torch_bench.yamlfile import read_yaml
 
 TOP_LEVEL_KEYS = ("suites", "device", "filter", "threads", "timing", "isolation", "preflight",

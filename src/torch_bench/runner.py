@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from torch_bench.config import RunConfig, partition_of
+from torch_bench.execute.in_process import run_in_process
+from torch_bench.execute.isolation import run_isolated, storable_results
+from torch_bench.measure.case import CaseContext, CaseSpec
 from torch_bench.measure.environment import collect_environment, fingerprint
-from torch_bench.measure.in_process import run_in_process
-from torch_bench.measure.isolation import run_isolated, storable_results
 from torch_bench.measure.preflight import Preflight
 from torch_bench.measure.spread import failure_among, join_processes, loops_of, process_policies
 from torch_bench.provenance import ci_info, git_info
 from torch_bench.results.schema import Result, Run, benchmark_id, new_run
 from torch_bench.suites import get_suite
-from torch_bench.suites.base import CaseContext, CaseSpec
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from torch_bench.store.run_index import index_history
 from torch_bench.store.site_branch import publish_dashboard
 
 if TYPE_CHECKING:
-    from torch_bench.render.previous_site import PreviousSite
+    from torch_bench.store.previous_site import PreviousSite
 
 
 def cli(*args: str) -> int:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from torch_bench.analyze.op_diff import OpDiff, diff_profiles
-from torch_bench.measure.profile_sides import SideOutcome
-from torch_bench.suites.base import CaseSpec
+from torch_bench.execute.profile_sides import SideOutcome
+from torch_bench.measure.case import CaseSpec
 
 EXPLAINED_KINDS = ("regression", "improvement")
 SIDES = ("base", "head")

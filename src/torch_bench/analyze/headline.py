@@ -261,3 +261,9 @@ def resolution(comparison: Comparison) -> str:
                     f"({resolution_range(effects)}) as measured{relative_to(comparison)}, "
                     "their noise not known yet")
     return "; ".join(said)
+
+
+def comparison_document(comparison: Comparison) -> dict[str, Any]:
+    """The machine-readable verdicts (`torch-bench compare --json`): `overall`, what the
+    report's headline says, then the verdicts themselves."""
+    return {"overall": overall(comparison).to_dict(), **comparison.to_dict()}

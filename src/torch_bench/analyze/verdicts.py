@@ -161,12 +161,9 @@ class Comparison:
                               for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
-        """The machine-readable verdicts (`torch-bench compare --json`); `overall` is what the
-        report's headline says (`headline.py`, which reads this module)."""
-        from torch_bench.analyze.headline import overall
-
+        """The verdicts as data; `torch-bench compare --json` writes them with what the
+        report's headline says in front (`headline.comparison_document`)."""
         return {
-            "overall": overall(self).to_dict(),
             "counts": {kind.value: count for kind, count in self.counts().items()},
             "false_alarm_rate": self.policy.alpha,
             "per_pr_level": self.policy.fdr,

@@ -37,7 +37,7 @@ from torch_bench.analyze.confirm import (
     with_documents,
 )
 from torch_bench.analyze.evidence import HISTORY_WINDOW
-from torch_bench.analyze.headline import overall
+from torch_bench.analyze.headline import comparison_document, overall
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Kind, compare_runs, confirm_regressions
 from torch_bench.boundary import http_url, limited, number, shell_words
@@ -333,7 +333,7 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
     if args.json:
-        write_json_atomic(args.json, comparison.to_dict())
+        write_json_atomic(args.json, comparison_document(comparison))
     in_actions = not args.no_github and os.environ.get("GITHUB_ACTIONS") == "true"
     if not args.no_github:
         if in_actions:

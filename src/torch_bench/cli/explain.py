@@ -152,7 +152,7 @@ def selection(run_args: list[str], device: str | None):
 
 def _explain(targets, args: argparse.Namespace, base: Path, head: Path, device: str):
     from torch_bench.analyze.explain import explain
-    from torch_bench.measure.profile_sides import ProfileSettings, profile_side
+    from torch_bench.execute.profile_sides import ProfileSettings, profile_side
 
     settings = ProfileSettings(device=device, warmup=args.warmup,
                                steps=args.steps, threads=args.threads,

@@ -37,14 +37,14 @@ from torch_bench.cli.seed_flags import (
 from torch_bench.config import RunConfig, build_run_config, load_yaml_config
 from torch_bench.config_file import flag_type
 from torch_bench.errors import UserError
-from torch_bench.measure.calibration import (
+from torch_bench.execute.calibration import (
     is_one_document,
     read_calibration_runs,
     recorded_loops,
 )
+from torch_bench.execute.isolation import case_torch_facts
 from torch_bench.measure.case_folders import sweep_stale_case_folders
 from torch_bench.measure.clock_choice import CHOICES, ClockChoice, choose_clock
-from torch_bench.measure.isolation import case_torch_facts
 from torch_bench.measure.preflight import (
     Preflight,
     Thresholds,

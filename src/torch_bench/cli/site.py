@@ -16,16 +16,16 @@ from torch_bench.fileio import write_bytes_atomic
 from torch_bench.render.build import CHANGE_POINT_WINDOW, build_site_from_data
 from torch_bench.render.history_cache import cached_keys
 from torch_bench.render.paths import BUILD_CACHE_DIR, RUNS_INDEX
-from torch_bench.render.previous_site import (
+from torch_bench.render.size_guard import PAGES_LIMIT, WARN_SHARE, SizeLimit
+from torch_bench.store.access import credentials_for, default_remote
+from torch_bench.store.layout import DATA_FOLDER
+from torch_bench.store.previous_site import (
     PreviousSite,
     decode_carried,
     decode_previous_site,
     encode_carried,
     encode_previous_site,
 )
-from torch_bench.render.size_guard import PAGES_LIMIT, WARN_SHARE, SizeLimit
-from torch_bench.store.access import credentials_for, default_remote
-from torch_bench.store.layout import DATA_FOLDER
 from torch_bench.store.publish import BuiltSite
 from torch_bench.store.reader import RunFilter
 from torch_bench.store.remote import Target

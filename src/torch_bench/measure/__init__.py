@@ -1,1 +1,3 @@
-"""Measuring: timers, memory, the environment, and running each case in its own process."""
+"""Measuring: timers, memory, the environment a run measured on, and the case types every
+process that measures shares. Running the cases (processes, the fork server, calibration)
+is execute/, one layer up."""

@@ -23,10 +23,10 @@ from torch_bench.render.history_cache import CACHE_NAMES, load_columns
 from torch_bench.render.model import ChangePointFinder, build_model, no_change_points
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import plan_site
-from torch_bench.render.previous_site import PreviousSite
 from torch_bench.render.size_guard import SizeLimit
 from torch_bench.render.writer import SITE_MARKER, write_site
 from torch_bench.store.notes import Notes, read_notes
+from torch_bench.store.previous_site import PreviousSite
 from torch_bench.store.reader import EVERY_RUN, History, RunFilter
 
 CHANGE_POINT_MODULE = "torch_bench.analyze.changepoints"

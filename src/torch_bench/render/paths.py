@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from torch_bench.render.model import Series, safe_key
 
+# The build's cache and its content keys are read by the publish too: store/previous_site.py.
+from torch_bench.store.previous_site import BUILD_CACHE_DIR, RENDER_KEYS  # noqa: F401
+
 # The site's own data files live under "json/", not "data/": on the data branch the run
 # documents sit in a "data" folder beside the site (store/publish.py).
 JSON_DIR = "json"
@@ -19,10 +22,7 @@ COMPARE_PAGE = "compare.html"
 RUNS_INDEX = f"{JSON_DIR}/runs.json"
 BENCHMARKS_INDEX = f"{JSON_DIR}/benchmarks.json"
 TRAINING_DATA = f"{JSON_DIR}/training.json"
-# What earlier builds learned, so the next build only extends it (render/build.py).
-BUILD_CACHE_DIR = ".torch-bench-cache"
 CHANGE_POINT_MEMO = f"{BUILD_CACHE_DIR}/changepoints.json"
-RENDER_KEYS = f"{BUILD_CACHE_DIR}/render-keys.json"  # content key of each benchmark's files
 CHUNK_MEMO = f"{BUILD_CACHE_DIR}/chunks.json"  # digests and lengths of history chunks
 
 

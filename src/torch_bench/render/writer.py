@@ -36,9 +36,9 @@ from torch_bench.render import paths
 from torch_bench.render.escape import breakable, json_for_html
 from torch_bench.render.packs import json_bytes
 from torch_bench.render.plan import KeyedGroup, Outputs, SitePlan
-from torch_bench.render.previous_site import PreviousSite, parse_keys
 from torch_bench.render.size_guard import SizeLimit, check_size, folder_size
 from torch_bench.render.workers import default_jobs, run_shared
+from torch_bench.store.previous_site import PreviousSite, parse_keys
 
 STATIC_FILES = ("style.css", "dashboard.js")
 RUN_CELLS_KEPT = 4096  # runs whose table cells are remembered while the pages are rendered

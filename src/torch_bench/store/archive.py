@@ -37,9 +37,6 @@ ARCHIVE_NAME = "torch-bench/archive"
 #   1 -- torch-bench 0.1.0: first version.
 ARCHIVE_VERSION = 1
 PARQUET_MAGIC = b"PAR1"  # the first bytes of a Parquet file
-# Rows (results, or one for a run without any) an archive may hold: a million decode into
-# about 1.5 GB of Python objects, and a few hundred KB of repeated rows can claim far more.
-MAX_ARCHIVE_ROWS = 1_000_000
 
 # store/columnar.py (and pyarrow, slow to import) is imported by the functions that need it,
 # so commands that never meet a Parquet archive do not wait for it.

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from torch_bench.errors import InvalidDocument
 from torch_bench.results.schema import SCHEMA_NAME, SCHEMA_VERSION, Result, Run
 from torch_bench.results.stats import Summary
-from torch_bench.store.archive import MAX_ARCHIVE_ROWS
+from torch_bench.store.archive_bounds import MAX_ARCHIVE_DATA_BYTES, MAX_ARCHIVE_ROWS
 
 METADATA_KEY = b"torch-bench"
 FORMAT_NAME = "torch-bench/archive"
@@ -75,7 +75,7 @@ WRITE_OPTIONS = {"compression": "zstd", "use_dictionary": DICTIONARY_COLUMNS,
 # What one archive may hold to be read at all, judged from its footer before any decoding
 # (compaction writes none over MAX_ROWS).
 MAX_ROWS = MAX_ARCHIVE_ROWS
-MAX_DATA_BYTES = 1 << 30  # the columns' size once uncompressed
+MAX_DATA_BYTES = MAX_ARCHIVE_DATA_BYTES
 
 
 def _text(value: Any) -> str:

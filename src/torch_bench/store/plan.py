@@ -11,12 +11,12 @@ from pathlib import Path, PurePosixPath
 from torch_bench.fileio import write_bytes_atomic
 from torch_bench.results.schema import Run
 from torch_bench.store.archive import (
-    MAX_ARCHIVE_ROWS,
     Archive,
     archive_rows,
     digest,
     encode_archive,
 )
+from torch_bench.store.archive_bounds import MAX_ARCHIVE_ROWS
 from torch_bench.store.documents import run_files_of
 from torch_bench.store.layout import (
     archive_path,

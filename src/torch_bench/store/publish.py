@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torch_bench.errors import LeftOutOfCheckout
-from torch_bench.render.paths import RENDER_KEYS
-from torch_bench.render.previous_site import PreviousSite
 from torch_bench.store.git import Credentials, Git
+from torch_bench.store.previous_site import RENDER_KEYS, PreviousSite
 from torch_bench.store.remote import (
     DEFAULT_POLICY,
     GaveUp,

@@ -7,7 +7,7 @@ dashboard that the new one no longer has are removed, new ones added, and a new 
 would overwrite one the publish does not own stops the publish with a message saying so.
 
 The manifest also gives each file's size, so that a publish can build only what changed since
-the site at the tip and take the rest from there unread (`tip_site`; render/previous_site.py)
+the site at the tip and take the rest from there unread (`tip_site`; store/previous_site.py)
 while its size guard still counts the whole site.
 """
 
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from torch_bench.errors import UserError
-from torch_bench.render.paths import BUILD_CACHE_DIR, RENDER_KEYS
-from torch_bench.render.previous_site import PreviousSite, parse_keys
+from torch_bench.store.previous_site import BUILD_CACHE_DIR, RENDER_KEYS, PreviousSite, parse_keys
 
 MANIFEST = ".torch-bench-site.json"
 MANIFEST_NAME = "torch-bench/site-files"

@@ -7,11 +7,13 @@ torch work) and `run_case` in a fresh child process per case.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from torch_bench.measure.timer import Clock, TimingPolicy, clock_for
-from torch_bench.results.schema import ParamValue, Result
+# The case types live below suites and the processes that run them; suite authors import
+# them from here as before.
+from torch_bench.measure.case import CaseContext, CaseSpec, Output  # noqa: F401
+from torch_bench.results.schema import Result
 
 
 @dataclass(frozen=True)
@@ -23,59 +25,6 @@ class Option:
     default: Any
     help: str
     aliases: tuple[str, ...] = ()  # older names, still accepted as flags and YAML keys
-
-
-@dataclass(frozen=True)
-class Output:
-    """A result a case promises: reported with the case's status if the case fails."""
-
-    metric: str
-    group: str | None = None
-
-
-@dataclass(frozen=True)
-class CaseSpec:
-    suite: str
-    name: str
-    params: Mapping[str, ParamValue]
-    outputs: tuple[Output, ...]
-    options: Mapping[str, Any] = field(default_factory=dict)  # suite options, for the child
-
-    @property
-    def label(self) -> str:
-        shown = ", ".join(f"{k}={v}" for k, v in self.params.items() if k != "device")
-        return f"{self.suite}/{self.name}" + (f" ({shown})" if shown else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "suite": self.suite,
-            "name": self.name,
-            "params": dict(self.params),
-            "outputs": [{"metric": o.metric, "group": o.group} for o in self.outputs],
-            "options": dict(self.options),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseSpec:
-        return cls(
-            suite=data["suite"],
-            name=data["name"],
-            params=dict(data["params"]),
-            outputs=tuple(Output(**o) for o in data["outputs"]),
-            options=dict(data.get("options") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class CaseContext:
-    """What a case needs to measure itself, handed to `run_case` in the child."""
-
-    device: str
-    policy: TimingPolicy
-    threads: int | None = None  # torch intra-op threads the case runs with (None: default)
-
-    def clock(self) -> Clock:
-        return clock_for(self.device)
 
 
 @dataclass(frozen=True)

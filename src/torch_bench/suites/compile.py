@@ -32,7 +32,8 @@ from torch_bench.suites.base import (
     parse_choices,
 )
 from torch_bench.zoo import BUILTIN_MODELS, format_ref, parse_ref, parse_refs
-from torch_bench.zoo.config import DTYPES, CompileConfig, Tolerance, load_compile_config
+from torch_bench.zoo.config import DTYPES, CompileConfig, Tolerance
+from torch_bench.zoo.config_files import load_compile_config
 
 SUITE_NAME = "compile"
 MODES = ("inference", "training")

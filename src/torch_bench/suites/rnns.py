@@ -77,7 +77,7 @@ def _varlen_inputs(sizes: Mapping[str, int], device, dtype):
 
 
 def _script_or_skip(fn):
-    from torch_bench.suites import lstm_models
+    from torch_bench.models import lstm as lstm_models
 
     try:
         return lstm_models.scripted(fn)
@@ -111,7 +111,7 @@ def _loop_lstm(loop_name: str, scripted: bool):
     """A hand-written loop of `lstm_models` over one layer of weights."""
 
     def build(sizes, device, dtype) -> LstmBench:
-        from torch_bench.suites import lstm_models
+        from torch_bench.models import lstm as lstm_models
 
         loop = getattr(lstm_models, loop_name)
         if scripted:
@@ -128,7 +128,7 @@ def _loop_lstm(loop_name: str, scripted: bool):
 
 
 def _multilayer_lstm(sizes, device, dtype) -> LstmBench:
-    from torch_bench.suites import lstm_models
+    from torch_bench.models import lstm as lstm_models
 
     loop = _script_or_skip(lstm_models.multilayer_lstm_loop)
     layers = sizes["num_layers"]

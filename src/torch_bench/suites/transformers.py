@@ -312,7 +312,7 @@ def _memory_only(case: CaseSpec, ctx: CaseContext, step, rss_before_mb: float,
     trace when asked for, on the peak_rss result. The worker is told not to add its own."""
     from dataclasses import replace
 
-    from torch_bench.measure.worker import memory_results
+    from torch_bench.measure.case_results import memory_results
 
     extra = dict(about)
     if case.options.get("trace_memory"):
@@ -327,7 +327,7 @@ def _memory_only(case: CaseSpec, ctx: CaseContext, step, rss_before_mb: float,
 def render(results: Sequence[Result]) -> list[str]:
     """The per-metric grid tables, then each memory trace."""
     from torch_bench.measure.memtrace import format_memory_trace
-    from torch_bench.report.grid import format_grid_tables
+    from torch_bench.suites.transformers_table import format_grid_tables
 
     lines = format_grid_tables(results)
     for result in results:

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from torch_bench.suites import lstm_models
+from torch_bench.models import lstm as lstm_models
 
 
 def _generator(seed: int = 0) -> torch.Generator:

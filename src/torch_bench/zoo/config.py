@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from torch_bench.errors import UserError
-from torch_bench.yamlfile import read_yaml
 
 DEVICE_KINDS = ("cpu", "cuda")
 DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -231,13 +230,3 @@ def parse_compile_config(data: Any, source: str) -> CompileConfig:
         very_slow=_names(top.get("very_slow"), where + "very_slow"),
         non_deterministic=_names(top.get("non_deterministic"), where + "non_deterministic"),
     )
-
-
-def load_compile_config(path: str) -> CompileConfig:
-    """Our layout, or dynamo's own `torchbench.yaml` as it is (`zoo.dynamo_yaml`)."""
-    from torch_bench.zoo.dynamo_yaml import is_dynamo_layout, parse_dynamo_config
-
-    data = read_yaml(path, "compile configuration file")
-    if is_dynamo_layout(data):
-        return parse_dynamo_config(data, path)
-    return parse_compile_config(data, path)

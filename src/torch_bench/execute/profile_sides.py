@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch_bench
+from torch_bench.measure.case import CaseSpec
 from torch_bench.redact import scrub_secrets, token_free_environment
 from torch_bench.results.op_profile import OpProfile, profile_from_dict
 from torch_bench.suite_path import checkout_paths
-from torch_bench.suites.base import CaseSpec
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
@@ -64,7 +64,7 @@ def profile_side(checkout: Path, suite_ref: str, case: CaseSpec, settings: Profi
             "threads": settings.threads, "warmup": settings.warmup, "steps": settings.steps,
             "metric": metric, "runtime": runtime,
             "trace": str(trace.resolve()) if trace else None}))
-        command = [sys.executable, "-m", "torch_bench.measure.profile_worker", str(request),
+        command = [sys.executable, "-m", "torch_bench.execute.profile_worker", str(request),
                    str(output)]
         try:
             done = subprocess.run(command, cwd=checkout, env=side_environment(checkout),

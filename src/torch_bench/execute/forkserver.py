@@ -43,7 +43,7 @@ class ForkServerError(RuntimeError):
 class ForkServer:
     def __init__(self, suite_ref: str, environ: Mapping[str, str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torch_bench.measure.forkserver", suite_ref],
+            [sys.executable, "-m", "torch_bench.execute.forkserver", suite_ref],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             start_new_session=True, env=dict(environ), bufsize=0)
         self._pending = b""
@@ -162,7 +162,7 @@ def _run_child(job: dict) -> None:  # pragma: no cover - runs in the forked proc
             Path(job["torch_facts"]).write_text(json.dumps(torch_environment()))
             code = 0
         else:
-            from torch_bench.measure import worker
+            from torch_bench.execute import worker
 
             code = worker.main([job["request"], job["output"]])
     except BaseException:  # the case's outcome is its exit status and its log
@@ -176,7 +176,7 @@ def _run_child(job: dict) -> None:  # pragma: no cover - runs in the forked proc
 def serve(suite_ref: str) -> int:  # pragma: no cover - runs in the server process
     import torch  # noqa: F401  (the import every case shares)
 
-    from torch_bench.measure import worker  # noqa: F401
+    from torch_bench.execute import worker  # noqa: F401
     from torch_bench.suites import get_suite
 
     get_suite(suite_ref)

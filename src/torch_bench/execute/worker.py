@@ -1,4 +1,4 @@
-"""The child side of isolation: `python -m torch_bench.measure.worker REQUEST OUTPUT`.
+"""The child side of isolation: `python -m torch_bench.execute.worker REQUEST OUTPUT`.
 
 Reads the case from REQUEST, runs it, and writes its results to OUTPUT. An exception in the
 case becomes results with status `error` or `oom`; anything worse (a signal, a hard exit)
@@ -8,35 +8,16 @@ leaves OUTPUT absent and the parent diagnoses it.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import traceback
 
 from torch_bench.fileio import write_json_atomic
 from torch_bench.measure import memory
-from torch_bench.measure.gpus import uuid_of_torch_device
-from torch_bench.measure.isolation import failed_results
+from torch_bench.measure.case import CaseContext, CaseSpec
+from torch_bench.measure.case_results import failed_results, memory_results
 from torch_bench.measure.timer import TimingPolicy
-from torch_bench.results.schema import Result, Status, measured
+from torch_bench.results.schema import Result, Status
 from torch_bench.suites import get_suite
-from torch_bench.suites.base import CaseContext, CaseSpec
-
-
-def memory_results(case: CaseSpec, ctx: CaseContext, rss_before_mb: float) -> list[Result]:
-    """The case process's memory figures as results (peak RSS; allocator and NVML on GPU)."""
-    figures = {"peak_rss": memory.peak_rss_mb()}
-    if ctx.device.startswith("cuda"):
-        import torch
-
-        device = torch.device(ctx.device)
-        figures.update(memory.cuda_allocator_peaks_mb(device))
-        figures.update(memory.nvml_memory_mb(device.index or 0, os.getpid(),
-                                             uuid_of_torch_device(device)))
-    extra = {"rss_before_case_mb": round(rss_before_mb, 1)}
-    return [
-        measured(case.suite, case.name, metric, [value], params=case.params, extra=extra)
-        for metric, value in figures.items()
-    ]
 
 
 def run_request(request: dict) -> list[Result]:

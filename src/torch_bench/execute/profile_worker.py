@@ -1,4 +1,4 @@
-"""The child side of `torch-bench explain`: `python -m torch_bench.measure.profile_worker
+"""The child side of `torch-bench explain`: `python -m torch_bench.execute.profile_worker
 REQUEST OUTPUT`.
 
 Runs one case with a short fixed plan (a few warm-up calls, then a few timed calls, one call
@@ -16,10 +16,10 @@ import traceback
 
 from torch_bench.fileio import write_json_atomic
 from torch_bench.measure import op_window
+from torch_bench.measure.case import CaseContext, CaseSpec
 from torch_bench.measure.op_profile import ProfileSession
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
-from torch_bench.suites.base import CaseContext, CaseSpec
 
 
 def profiling_policy(case: CaseSpec, warmup: int, steps: int) -> TimingPolicy:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
+from torch_bench.measure.case import CaseContext, CaseSpec
 from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.results.schema import Result
-from torch_bench.suites.base import CaseContext, CaseSpec
 
 
 def run_in_process(case: CaseSpec, ctx: CaseContext, suite_ref: str | None = None) -> list[Result]:
-    from torch_bench.measure.worker import run_request
+    from torch_bench.execute.worker import run_request
 
     results = run_request({"suite_ref": suite_ref or case.suite, "case": case.to_dict(),
                            "device": ctx.device, "threads": ctx.threads,

@@ -26,8 +26,10 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from torch_bench.measure import forkserver
+from torch_bench.execute import forkserver
+from torch_bench.measure.case import CaseContext, CaseSpec
 from torch_bench.measure.case_folders import make_case_folder
+from torch_bench.measure.case_results import failed_results
 from torch_bench.measure.processes import (
     CASE_MARKER,
     PARENT_VARIABLE,
@@ -38,9 +40,8 @@ from torch_bench.measure.processes import (
 )
 from torch_bench.measure.sanity import with_invalid_values_as_errors
 from torch_bench.redact import scrub_secrets, token_free_environment
-from torch_bench.results.schema import Result, Status, failed, new_run
-from torch_bench.results.validate import problems, storable_name
-from torch_bench.suites.base import CaseContext, CaseSpec
+from torch_bench.results.schema import Result, Status, new_run
+from torch_bench.results.validate import problems
 
 STDERR_TAIL_LINES = 6
 CASE_STARTS = ("spawn", "fork")
@@ -69,17 +70,6 @@ class IsolationPolicy:
         if self.case_start not in CASE_STARTS:
             raise ValueError(f"case_start must be one of {', '.join(CASE_STARTS)}, "
                              f"got {self.case_start!r}")
-
-
-def failed_results(case: CaseSpec, status: str, message: str) -> list[Result]:
-    """One result per promised output, all carrying the case's failure, under names a run
-    document can hold (a case named with a newline keeps it as `\\n`)."""
-    params = {storable_name(key): value for key, value in case.params.items()}
-    return [
-        failed(case.suite, storable_name(case.name), out.metric, status, message,
-               params=params, group=None if out.group is None else storable_name(out.group))
-        for out in case.outputs
-    ]
 
 
 def storable_results(case: CaseSpec, results: list[Result]) -> list[Result]:
@@ -139,7 +129,7 @@ def _run_in(folder: Path, case: CaseSpec, ctx: CaseContext, isolation: Isolation
                                    suite_ref or case.suite)
         except forkserver.ForkServerError:
             pass  # no server: a fresh interpreter, which diagnoses what failed
-    command = [sys.executable, "-m", "torch_bench.measure.case_entry", str(request), str(output)]
+    command = [sys.executable, "-m", "torch_bench.execute.case_entry", str(request), str(output)]
     env = {**token_free_environment(os.environ, isolation.secret_env),
            CASE_MARKER: str(folder), PARENT_VARIABLE: str(os.getpid())}
     become_subreaper()

@@ -1,6 +1,6 @@
 """The site a build will be published over, when its files are not at hand (a branch's tip,
 fetched without its files: store/publish.py): which files it has, their sizes, and the
-content keys its build left (paths.RENDER_KEYS). A group of files whose key there equals the
+content keys its build left (RENDER_KEYS). A group of files whose key there equals the
 new one and whose files are all there is carried: not rendered, not written, and listed for
 the publish, which takes those files from the tip as they are (writer.py).
 
@@ -14,6 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+# What earlier builds learned, so the next build only extends it (render/build.py), and the
+# content key of each benchmark's files there, which the publish compares (store/publish.py).
+BUILD_CACHE_DIR = ".torch-bench-cache"
+RENDER_KEYS = f"{BUILD_CACHE_DIR}/render-keys.json"
 
 SCHEMA = "torch-bench/previous-site"
 # 1: {"schema", "keys": {first path of a group: key}, "files": {path: size in bytes}}
