@@ -42,3 +42,15 @@ def test_ab_runs_only_when_its_runs_fit():
     budget = pr_budget.PrBudget(seconds=50.0, measuring_s=50.0)
     assert budget.ab_cost() == pytest.approx(300.0) and not budget.ab_fits()  # 6 runs
     assert pr_budget.PrBudget(seconds=300.0, measuring_s=50.0).ab_fits()
+
+
+def test_a_history_too_thin_to_judge_gets_its_ab_under_auto_and_a_number_bounds_it():
+    # auto: A/B is the PR's only verdict on a thin history, so it runs though it costs 6x
+    auto = pr_budget.make_budget(inputs(), measuring_s=50.0)
+    assert not auto.ab_fits() and auto.ab_left_out("auto") is None
+    fixed = pr_budget.make_budget(inputs(pr_budget="120"), measuring_s=50.0)
+    assert "A/B left out: it takes about 300 s (6 runs), 120 s were left" in \
+        fixed.ab_left_out("auto")
+    assert fixed.ab_left_out("always") is None  # asked for whatever it costs
+    assert pr_budget.make_budget(inputs(pr_budget="300"), 50.0).ab_left_out("auto") is None
+    assert pr_budget.make_budget(inputs(pr_budget="0"), 50.0).ab_left_out("auto")

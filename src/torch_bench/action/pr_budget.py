@@ -5,9 +5,12 @@ measuring took, so that a PR job measures for about twice as long as a push job 
 
 A/B measures both sides over `ROUNDS` rounds, one `torch-bench run` a side each: every run
 pays a process start, torch's import and the suite's set-up, which on a small suite cost as
-much as the measuring. It is estimated at one head measurement a run and runs only when that
-fits what is left; otherwise the PR is compared with the history, and the summary says how
-large a budget would have bought it. The job summary says what the budget bought.
+much as the measuring. It is estimated at one head measurement a run. Under `ab: auto` it is
+asked for only when the base branch has too few runs for the history to judge: then it is
+the comparison itself, not an extra, and `auto` grants it (a PR job judged by nothing would
+be cheap and useless). A number is a hard bound: A/B runs only when it fits what is left;
+otherwise the PR is compared with the history, and the summary says how large a budget would
+have bought it. The job summary says what the budget bought.
 """
 
 from __future__ import annotations
@@ -39,6 +42,16 @@ class PrBudget:
 
     def ab_fits(self) -> bool:
         return self.left() >= self.ab_cost()
+
+    def ab_left_out(self, asked: str) -> str | None:
+        """Why A/B, wanted under `ab: asked`, does not run within this budget; None when it
+        runs (`always`: whatever it costs; `auto` with budget `auto`: the history cannot
+        judge, so A/B is the only verdict there is)."""
+        if asked != "auto" or self.auto or self.ab_fits():
+            return None
+        return (f"A/B left out: it takes about {self.ab_cost():.0f} s ({2 * ROUNDS} runs), "
+                f"{self.left():.0f} s were left (pr-budget: {self.ab_cost():.0f} or more "
+                "buys it)")
 
     def summary(self) -> str:
         """A line for the job summary: the budget, and what each stage took of it."""

@@ -168,13 +168,10 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
         head_run = load_run(head)
         branch = comparison_branch(ctx, head_run, history)
         side_by_side = ab_stage.wants_ab(inputs, ctx, head_run, history)
-        if side_by_side and inputs["ab"] == "auto" and budget is not None \
-                and not budget.ab_fits():  # `ab: always` is asked for whatever it costs
-            budget.notes.append(
-                f"A/B left out: it takes about {budget.ab_cost():.0f} s ({2 * ab_stage.ROUNDS} "
-                f"runs), {budget.left():.0f} s were left (pr-budget: {budget.ab_cost():.0f} "
-                "or more buys it)")
-            print(f"{budget.notes[-1]}; comparing with the history", file=sys.stderr)
+        left_out = budget.ab_left_out(inputs["ab"]) if side_by_side and budget else None
+        if left_out:
+            budget.notes.append(left_out)
+            print(f"{left_out}; comparing with the history", file=sys.stderr)
             side_by_side = False
         if side_by_side:
             started = time.monotonic()
