@@ -84,7 +84,8 @@ def test_setup_runs_untimed_before_each_call():
 
 def test_repeat_bounds_win_over_the_time_budget():
     timing = measure(lambda: time.sleep(0.001),
-                     TimingPolicy(warmup=0, min_repeats=20, max_repeats=20, max_time_s=0.01))
+                     TimingPolicy(warmup=0, min_repeats=20, max_repeats=20, max_time_s=0.01),
+                     clock=TurnClock(1.0))  # 1 ms calls however busy the machine
     assert len(timing.samples_ms) == 20
 
 
@@ -105,3 +106,30 @@ def test_a_recorded_calls_per_sample_count_is_reused_instead_of_calibrating():
     assert len(calls) == 4 * 37  # no calibration calls
     calibrated = measure(lambda: calls.append(1), policy, metric="backward_time")
     assert calibrated.number > 100  # not recorded for this metric: calibrated as before
+
+
+def test_one_call_longer_than_the_budget_is_warmed_once_timed_once_and_done():
+    calls = []
+    # every call reads 5 s on the device's clock; the budget is 1 s and 10 samples are asked
+    timing = measure(lambda: calls.append(1),
+                     TimingPolicy(warmup=3, min_repeats=10, max_repeats=20, max_time_s=1.0),
+                     clock=TurnClock(5000.0))
+    assert len(calls) == 2  # one warm-up call (it may compile), one timed: no calibration
+    assert timing.stop_reason == "time" and timing.number == 1
+    assert timing.samples_ms == (5000.0,)
+
+
+def test_without_warmup_the_first_timed_call_still_ends_it():
+    calls = []
+    timing = measure(lambda: calls.append(1),
+                     TimingPolicy(warmup=0, min_repeats=10, max_repeats=20, max_time_s=1.0),
+                     clock=TurnClock(5000.0))
+    assert timing.stop_reason == "time" and len(timing.samples_ms) == 1
+
+
+def test_calls_within_the_budget_keep_the_repeat_bounds():
+    # each call 0.5 s of a 1 s budget: the ten samples asked for are taken all the same
+    timing = measure(lambda: None,
+                     TimingPolicy(warmup=1, min_repeats=10, max_repeats=10, max_time_s=1.0),
+                     clock=TurnClock(500.0))
+    assert len(timing.samples_ms) == 10

@@ -6,7 +6,10 @@ overhead negligible for operations of a few microseconds; a count given by the c
 one an earlier run calibrated) is used as it is, so every run times the same loop. Repeats
 stop at the first of: the samples' relative IQR under `target_rel_iqr`, `max_repeats`
 samples, or `max_time_s` spent; never before `min_repeats` samples (the repeat bounds win
-over the budget). With `nloops`, exactly that many samples of one call each are taken.
+over the budget), unless one call takes the whole budget: then one warm-up call, untimed
+save for that check, and one timed call are all there is (no calibration, `stop_reason`
+"time"), where the repeat bounds would have held a case for minutes. With `nloops`, exactly
+that many samples of one call each are taken.
 
 Two clocks are read around every block: the device's (wall time, `perf_counter_ns`, or CUDA
 events on a GPU) and the process's CPU time (`process_time_ns`: every thread of the process,
@@ -258,11 +261,18 @@ def measure(
     if policy.clock == "cpu" and device_clock == "cuda":
         raise ValueError("the CPU clock does not see GPU work: time a CUDA device on its own "
                          "clock")
-    for _ in range(policy.warmup):
+    budget_ms = policy.max_time_s * 1000 if policy.nloops is None else float("inf")
+    one_call_spends_it = False
+    for done in range(policy.warmup):
         if setup is not None:
             setup()
-        fn()
-    if setup is not None:
+        if done == 0:  # the first call says whether one call spends the whole budget
+            one_call_spends_it = _time_block(fn, 1, clock).elapsed_ms >= budget_ms
+            if one_call_spends_it:
+                break
+        else:
+            fn()
+    if setup is not None or one_call_spends_it:
         number = 1
     else:
         number = policy.loops_for(metric) or _block_size(fn, policy, clock)
@@ -314,6 +324,9 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
             references.append(reference.time_ms())
         samples.append(blocks[-1].on(policy.clock) / number)
         count = len(samples)
+        if count == 1 and policy.nloops is None \
+                and blocks[0].elapsed_ms / number >= policy.max_time_s * 1000:
+            return blocks, "time", references  # one call spent the budget: no more
         if count < lowest or policy.nloops is not None:
             continue
         if count >= max(next_check, SPREAD_MIN_SAMPLES):
