@@ -3,8 +3,11 @@ isolation as a fresh interpreter per case, statuses, timeouts, memory caps and s
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import replace
 
 import psutil
@@ -123,3 +126,66 @@ def test_without_a_server_torchs_facts_are_read_in_this_process():
     finally:
         forkserver.close_all()
     assert facts == torch_environment()
+
+
+def _started_under(processes, scratch):
+    """Those of `processes` started with TMPDIR=`scratch` (this test's: other test runs on
+    this machine may have escaped processes of their own)."""
+    mine = []
+    for process in processes:
+        try:
+            if process.environ().get("TMPDIR") == str(scratch):
+                mine.append(process)
+        except psutil.Error:
+            continue
+    return mine
+
+
+def test_a_process_left_behind_by_a_finished_forked_case_is_stopped_with_it(tmp_path,
+                                                                             monkeypatch):
+    from support.hostile_suite import LINGER
+    from test_isolation import escaped_processes
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tempfile.tempdir = None
+    try:
+        results = run_forked("support.hostile_suite", "escape,linger,ok", timeout_s=300)
+        assert all(r.status == "ok" for r in results.values()), results
+        # one left the case's session, the other its tree: both outlived their case
+        left = _started_under(escaped_processes() + escaped_processes(LINGER), tmp_path)
+        assert left == []
+    finally:
+        for process in _started_under(escaped_processes() + escaped_processes(LINGER),
+                                      tmp_path):
+            process.kill()
+        tempfile.tempdir = None
+
+
+def test_a_killed_forked_run_takes_its_server_and_cases_along_and_leaves_nothing(tmp_path):
+    from test_isolation import _hostile_run, escaped_processes
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    run = subprocess.Popen(_hostile_run(tmp_path, "escape~hang") + ["--case-start", "fork"],
+                           cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not _started_under(escaped_processes(), scratch) and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _started_under(escaped_processes(), scratch), "the case never started its child"
+        tree = psutil.Process(run.pid).children(recursive=True)
+        assert len(tree) >= 3  # the server, the case and the escaped grandchild
+        os.kill(run.pid, signal.SIGKILL)  # not its group: only the run itself dies
+        run.wait()
+        # the server sees its input close, ends the case and all the case started
+        assert psutil.wait_procs(tree, timeout=60)[1] == []
+        assert not _started_under(escaped_processes(), scratch)
+        subprocess.run(_hostile_run(tmp_path, "ok") + ["--case-start", "fork"], cwd=tmp_path,
+                       env=env, check=True, capture_output=True, timeout=600)
+        assert not list(scratch.iterdir())  # the next run removed the killed run's folders
+    finally:
+        for process in _started_under(escaped_processes(), scratch):
+            process.kill()
