@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support.runs import bad, history, make_run, ok
 from torch_bench.analyze.verdicts import compare_runs
-from torch_bench.report import actions
+from torch_bench.report import actions, workflow
 
 
 def comparison():
@@ -29,16 +29,16 @@ def test_step_outputs_and_job_summary_append_to_the_files_github_names(tmp_path)
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
     summary.write_text("earlier step\n")
     env = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
-    assert actions.write_job_summary("### report", env)
+    assert workflow.write_job_summary("### report", env)
     assert actions.write_step_outputs(comparison(), env)
     assert summary.read_text() == "earlier step\n### report\n"
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     assert written["regression"] == "1" and written["newly-failing"] == "1"
     assert written["has-regression"] == "true" and written["total"] == "2"
-    assert not actions.write_job_summary("x", {})
+    assert not workflow.write_job_summary("x", {})
 
 
 def test_fork_handoff_writes_the_report_and_the_pr_number(tmp_path):
-    actions.write_fork_handoff(tmp_path / "handoff", "# report\n", 42)
+    workflow.write_fork_handoff(tmp_path / "handoff", "# report\n", 42)
     assert (tmp_path / "handoff" / "report.md").read_text() == "# report\n"
     assert (tmp_path / "handoff" / "pr-number.txt").read_text() == "42\n"

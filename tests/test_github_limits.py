@@ -11,7 +11,7 @@ import pytest
 from fake_github import MAX_BODY, FakeGitHub
 from support.runs import make_run, ok
 from torch_bench.analyze.verdicts import Kind, compare_runs
-from torch_bench.report import actions
+from torch_bench.report import actions, workflow
 from torch_bench.report.fit import SUMMARY_LIMIT
 from torch_bench.report.github import GitHubClient, GitHubError, comment_marker, upsert_comment
 from torch_bench.report.markdown import ReportContext, format_report
@@ -44,7 +44,7 @@ def test_a_report_of_300_regressions_still_becomes_one_comment(big):
         client = GitHubClient(TOKEN, github.url, sleep=lambda s: None)
         with pytest.raises(GitHubError, match="body is too long"):  # what happened before
             client.create_comment("octo/bench", 7, report)
-        link = actions.full_report_link(RUN_ENV)
+        link = workflow.full_report_link(RUN_ENV)
         action, posted = upsert_comment(client, "octo/bench", 7, report, "cpu",
                                         full_report=link)
     body = posted["body"]
@@ -67,7 +67,7 @@ def test_the_job_summary_stays_under_1_mib_after_what_earlier_steps_wrote(tmp_pa
     rows = "\n".join(f"| demo/b{i} | +{i}% |" for i in range(20_000))
     report = ("### torch-bench: 20000 regressions\n\n| Benchmark | Change |\n| --- | --- |\n"
               f"{rows}\n")
-    assert actions.write_job_summary(report, {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert workflow.write_job_summary(report, {"GITHUB_STEP_SUMMARY": str(summary)})
     written = summary.read_bytes()
     assert len(written) <= SUMMARY_LIMIT
     tail = written.decode()[SUMMARY_LIMIT - 50_000 + 1:]
@@ -84,8 +84,8 @@ def test_a_failed_comment_after_a_full_summary_keeps_it_under_1_mib(tmp_path, ca
     rows = "\n".join(f"| demo/benchmark_{i:05d} | +{i}% |" for i in range(60_000))
     report = ("### torch-bench: 60000 regressions\n\n| Benchmark | Change |\n| --- | --- |\n"
               f"{rows}\n")
-    assert actions.write_job_summary(report, env)
-    actions.report_comment_failure("POST /repos/octo/bench/issues/7/comments: HTTP 403 "
+    assert workflow.write_job_summary(report, env)
+    workflow.report_comment_failure("POST /repos/octo/bench/issues/7/comments: HTTP 403 "
                                    + "Resource not accessible by integration " * 20, env)
     written = summary.read_bytes()
     assert len(written) <= SUMMARY_LIMIT
@@ -95,7 +95,7 @@ def test_a_failed_comment_after_a_full_summary_keeps_it_under_1_mib(tmp_path, ca
 def test_a_summary_note_never_pushes_the_summary_over_1_mib(tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("x" * (SUMMARY_LIMIT - 100))
-    actions.report_comment_failure("a reason with <html> & (parentheses) " * 30,
+    workflow.report_comment_failure("a reason with <html> & (parentheses) " * 30,
                                    {"GITHUB_STEP_SUMMARY": str(summary)})
     written = summary.read_bytes()
     assert SUMMARY_LIMIT - 100 < len(written) <= SUMMARY_LIMIT
@@ -113,7 +113,7 @@ def test_at_most_nine_annotations_worst_first_leaving_one_for_the_comment(big):
 
 def test_a_failed_comment_is_an_annotation_and_a_line_in_the_summary(tmp_path, capsys):
     summary = tmp_path / "summary.md"
-    actions.report_comment_failure("POST /x: HTTP 422 body is too long\n100%",
+    workflow.report_comment_failure("POST /x: HTTP 422 body is too long\n100%",
                                    {"GITHUB_STEP_SUMMARY": str(summary)})
     printed = capsys.readouterr().out.strip()
     assert printed.startswith("::warning title=torch-bench comment::could not comment")
@@ -122,14 +122,14 @@ def test_a_failed_comment_is_an_annotation_and_a_line_in_the_summary(tmp_path, c
 
 
 def test_error_lines_are_escaped_like_warnings():
-    assert actions.error("50% done\r\nnext") == "::error title=torch-bench::50%25 done%0D%0Anext"
+    assert workflow.error("50% done\r\nnext") == "::error title=torch-bench::50%25 done%0D%0Anext"
 
 
 def test_a_multi_line_output_uses_the_delimiter_form():
-    text = actions.format_outputs({"verdict": "regression", "comment-url": "a\nb"})
+    text = workflow.format_outputs({"verdict": "regression", "comment-url": "a\nb"})
     lines = text.split("\n")
     assert lines[0] == "verdict=regression"
     delimiter = lines[1].removeprefix("comment-url<<")
     assert lines[2:5] == ["a", "b", delimiter] and delimiter.startswith("ghadelimiter_")
     with pytest.raises(ValueError):
-        actions.format_outputs({"bad=name": "x"})
+        workflow.format_outputs({"bad=name": "x"})

@@ -92,6 +92,8 @@ def test_comment_and_its_sub_action_import_neither(tmp_path):
     assert heavy(modules) == set()
     # the comment sub-action installs only the core: nothing from another extra is needed
     assert not modules & {"jinja2", "plotly", "ruptures", "transformers", "pandas", "pynvml"}
+    # and posting a finished report judges nothing
+    assert not [name for name in modules if name.startswith("torch_bench.analyze")]
 
 
 def test_one_line_summaries_match_the_commands_own_help():

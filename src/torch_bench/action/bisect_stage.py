@@ -25,7 +25,7 @@ from torch_bench.action.context import PUBLISHING_EVENTS, RunContext
 from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.bisect_range import previous_commit
 from torch_bench.errors import UserError
-from torch_bench.report.actions import warning
+from torch_bench.report.workflow import warning
 from torch_bench.results.document import load_run
 from torch_bench.results.run_notes import bisect_note
 from torch_bench.results.schema import Run

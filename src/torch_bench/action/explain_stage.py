@@ -29,7 +29,7 @@ from torch_bench.action.inputs import ActionInputs
 from torch_bench.analyze.bisect_range import previous_commit
 from torch_bench.errors import UserError
 from torch_bench.fileio import parse_json, read_text, write_text_atomic
-from torch_bench.report import actions
+from torch_bench.report import workflow
 from torch_bench.results.document import load_run
 from torch_bench.results.run_notes import op_diff_note
 from torch_bench.store.reader import RunFilter
@@ -85,8 +85,8 @@ def explain_regressions(inputs: ActionInputs, ctx: RunContext, results: Path,
         combined = read_text(report).rstrip("\n") + "\n\n" + short
         write_text_atomic(report, combined)
         if fork_report is not None and ctx.is_pr:
-            actions.write_fork_handoff(fork_report, combined, ctx.pr_number)
-    actions.write_job_summary(read_text(root / FULL))
+            workflow.write_fork_handoff(fork_report, combined, ctx.pr_number)
+    workflow.write_job_summary(read_text(root / FULL))
     return True
 
 
@@ -107,7 +107,7 @@ def explain_push(inputs: ActionInputs, ctx: RunContext, results: Path, verdicts:
     if not _profile(inputs, ctx, previous, f"{previous[:10]} (the previous measured commit)",
                     verdicts, root, cli):
         return None
-    actions.write_job_summary(read_text(root / FULL))
+    workflow.write_job_summary(read_text(root / FULL))
     return op_diff_note(head.run_id, parse_json(read_text(root / JSON), str(root / JSON)))
 
 
@@ -126,6 +126,6 @@ def _profile(inputs: ActionInputs, ctx: RunContext, commit: str, label: str, ver
 
 
 def _not_explained(exc: BaseException) -> bool:
-    print(actions.warning(f"explain: {exc}; the verdicts stand without an operator diff"),
+    print(workflow.warning(f"explain: {exc}; the verdicts stand without an operator diff"),
           file=sys.stderr)
     return False

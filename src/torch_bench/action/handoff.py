@@ -8,19 +8,20 @@ cross-references) and fitted to GitHub's comment size by leaving out whole rows.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from torch_bench.action.inputs import ActionInputs
+from torch_bench.action.inputs import COMMENT_INPUTS, ActionInputs, read_inputs
 from torch_bench.errors import UserError
 from torch_bench.provenance import read_event
-from torch_bench.report import actions
-from torch_bench.report.actions import FORK_PR_NUMBER, FORK_REPORT
+from torch_bench.report import workflow
 from torch_bench.report.github import GitHubClient, GitHubError, client_from_env, upsert_comment
 from torch_bench.report.sanitise import sanitise_markdown
+from torch_bench.report.workflow import FORK_PR_NUMBER, FORK_REPORT
 
 
 def read_pr_number(folder: Path) -> int:
@@ -83,7 +84,25 @@ def post_handoff(inputs: ActionInputs, environ: Mapping[str, str]) -> str | None
         action, posted = upsert_comment(client, repo, pr, report, inputs["config-name"],
                                         full_report=pr_run_link(environ))
     except GitHubError as exc:
-        actions.report_comment_failure(f"PR #{pr}: {exc}", environ)
+        workflow.report_comment_failure(f"PR #{pr}: {exc}", environ)
         return None
     print(f"{action} the comment on PR #{pr}", file=sys.stderr)
     return (posted or {}).get("html_url")
+
+
+def run_comment(environ: Mapping[str, str] = os.environ) -> int:
+    """`comment/action.yml`: post a PR's report from a `workflow_run` workflow. Nothing to
+    post (the PR's run wrote no report) and a PR that has moved on since (the run for its new
+    head will comment) are notices, not failures."""
+    inputs = read_inputs(environ, COMMENT_INPUTS)
+    url = None
+    if not (Path(inputs["report-dir"]) / FORK_REPORT).is_file():
+        print(f"::notice title=torch-bench::no {FORK_REPORT} in {inputs['report-dir']}: "
+              "the PR's benchmark run wrote no report, so there is nothing to post")
+    else:
+        try:
+            url = post_handoff(inputs, environ)
+        except HeadMovedOn as exc:
+            print(f"::notice title=torch-bench::{exc}")
+    workflow.write_outputs({"comment-url": url}, environ)
+    return 0

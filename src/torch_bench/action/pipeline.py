@@ -27,16 +27,14 @@ from pathlib import Path
 
 from torch_bench.action import bisect_stage, measuring, pr_budget, shallow, stages
 from torch_bench.action.context import read_context
-from torch_bench.action.handoff import HeadMovedOn, post_handoff
 from torch_bench.action.inputs import (
     BISECT_INPUTS,
-    COMMENT_INPUTS,
     SITE_INPUTS,
     ActionInputs,
     read_inputs,
 )
-from torch_bench.report import actions
-from torch_bench.report.actions import FORK_REPORT, failure_annotation
+from torch_bench.report import workflow
+from torch_bench.report.actions import failure_annotation
 
 
 def config_name(inputs: ActionInputs, environ: Mapping[str, str]) -> str:
@@ -66,7 +64,7 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
     notes = stages.explain(inputs, ctx, results, paths, outcome, history, budget)
     if budget is not None:
         print(budget.summary(), file=sys.stderr)
-        actions.append_summary_note(f"\n{budget.summary()}\n", environ)
+        workflow.append_summary_note(f"\n{budget.summary()}\n", environ)
     pushed = ctx.should_push(inputs["push"])
     if not pushed and not ctx.is_pr:
         print(f"not stored: {ctx.not_stored_reason(inputs['push'])}", file=sys.stderr)
@@ -86,7 +84,7 @@ def run_pipeline(environ: Mapping[str, str] = os.environ) -> int:
                        stages.site_cache(environ), inputs["site-branch"])
     comment_url = stages.comment(inputs, ctx, outcome, name, environ)
 
-    stages.write_outputs({
+    workflow.write_outputs({
         "results-path": results, "report-path": outcome.report, "verdict": outcome.verdict,
         "regressions": outcome.regressions, "improvements": outcome.improvements,
         "dashboard-url": ctx.dashboard_url(inputs["site-folder"],
@@ -108,25 +106,7 @@ def run_site(environ: Mapping[str, str] = os.environ) -> int:
                    stages.site_cache(environ), inputs["site-branch"])
     url = read_context(environ).dashboard_url(inputs["site-folder"],
                                               stages.data_repository_of(inputs))
-    stages.write_outputs({"dashboard-url": url}, environ)
-    return 0
-
-
-def run_comment(environ: Mapping[str, str] = os.environ) -> int:
-    """`comment/action.yml`: post a PR's report from a `workflow_run` workflow. Nothing to
-    post (the PR's run wrote no report) and a PR that has moved on since (the run for its new
-    head will comment) are notices, not failures."""
-    inputs = read_inputs(environ, COMMENT_INPUTS)
-    url = None
-    if not (Path(inputs["report-dir"]) / FORK_REPORT).is_file():
-        print(f"::notice title=torch-bench::no {FORK_REPORT} in {inputs['report-dir']}: "
-              "the PR's benchmark run wrote no report, so there is nothing to post")
-    else:
-        try:
-            url = post_handoff(inputs, environ)
-        except HeadMovedOn as exc:
-            print(f"::notice title=torch-bench::{exc}")
-    stages.write_outputs({"comment-url": url}, environ)
+    workflow.write_outputs({"dashboard-url": url}, environ)
     return 0
 
 
@@ -141,4 +121,3 @@ def run_bisect(environ: Mapping[str, str] = os.environ) -> int:
     return 0
 
 
-MODES = {"": run_pipeline, "site": run_site, "comment": run_comment, "bisect": run_bisect}

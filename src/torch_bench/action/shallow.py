@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-from torch_bench.report.actions import warning
+from torch_bench.report.workflow import warning
 from torch_bench.store.access import credentials_for
 from torch_bench.store.git import auth_env, scrub
 

@@ -24,7 +24,7 @@ from torch_bench.action.pr_budget import PrBudget
 from torch_bench.analyze.baseline import NoBaseline
 from torch_bench.cli import build_parser
 from torch_bench.fileio import write_text_atomic
-from torch_bench.report import actions
+from torch_bench.report import workflow
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.results.document import load_run, save_run
 from torch_bench.results.schema import Run
@@ -201,9 +201,9 @@ def compare(inputs: ActionInputs, ctx: RunContext, head: Path, history: Path, pa
                                 ctx.not_stored_reason(inputs["push"]))
         report = f"## torch-bench\n\n{note}\n"
         write_text_atomic(paths.report, report)
-        actions.write_job_summary(report)
+        workflow.write_job_summary(report)
         if ctx.is_pr:
-            actions.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
+            workflow.write_fork_handoff(paths.fork_report, report, ctx.pr_number)
         print(note, file=sys.stderr)
         return Outcome("no-baseline", 0, 0, paths.report)
     said = json.loads(paths.verdicts.read_text())["overall"]  # what the headline says
@@ -420,10 +420,10 @@ def comment(inputs: ActionInputs, ctx: RunContext, outcome: Outcome, config_name
         client = client_from_env(environ)
         action, posted = upsert_comment(client, ctx.repository, ctx.pr_number,
                                         outcome.report.read_text(), config_name,
-                                        full_report=actions.full_report_link(environ),
+                                        full_report=workflow.full_report_link(environ),
                                         create=create)
     except GitHubError as exc:
-        actions.report_comment_failure(str(exc), environ)
+        workflow.report_comment_failure(str(exc), environ)
         return None
     if posted is None:
         return None
@@ -442,11 +442,4 @@ def say_fork_comment_skipped(choice: str, environ: Mapping[str, str]) -> None:
     """A fork PR asked for a comment: why there is none, in the log and the job summary."""
     message = FORK_COMMENT_SKIPPED.format(choice=choice)
     print(f"::notice title=torch-bench comment::{message}", flush=True)
-    actions.append_summary_note(f"\n**torch-bench**: {message}\n", environ)
-
-
-def write_outputs(values: Mapping[str, str | int | None], environ: Mapping[str, str]) -> None:
-    path = environ.get("GITHUB_OUTPUT")
-    if path:
-        shown = {k: "" if v is None else str(v) for k, v in values.items()}
-        actions.append_to(path, actions.format_outputs(shown))
+    workflow.append_summary_note(f"\n**torch-bench**: {message}\n", environ)

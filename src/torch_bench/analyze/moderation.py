@@ -12,8 +12,8 @@ with d0 + d_j degrees of freedom: pulled toward the suite both ways, by an amoun
 own spread of variances decides (d0 is large when the benchmarks are alike, near 0 when they
 are not), and the t test that uses it gains the prior's degrees of freedom.
 
-digamma and its derivatives are scipy's; trigamma's inverse, which scipy does not have, is
-limma's Newton iteration.
+digamma and its derivatives are scipy's (imported on first use, as student_t.py does);
+trigamma's inverse, which scipy does not have, is limma's Newton iteration.
 """
 
 from __future__ import annotations
@@ -22,20 +22,25 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 MAX_PRIOR_DF = 1e6  # a prior this sure is as good as known; keeps t functions finite
 
 
 def digamma(x) -> np.ndarray:
+    from scipy import special
+
     return special.digamma(np.asarray(x, dtype=float))
 
 
 def trigamma(x) -> np.ndarray:
+    from scipy import special
+
     return special.polygamma(1, np.asarray(x, dtype=float))
 
 
 def tetragamma(x) -> np.ndarray:
+    from scipy import special
+
     return special.polygamma(2, np.asarray(x, dtype=float))
 
 

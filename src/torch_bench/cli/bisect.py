@@ -29,8 +29,8 @@ from torch_bench.fileio import (
     write_text_atomic,
 )
 from torch_bench.report import bisect_report
-from torch_bench.report.actions import write_job_summary
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
+from torch_bench.report.workflow import write_job_summary
 from torch_bench.results.run_notes import bisect_note
 from torch_bench.store.reader import RunFilter, load_history
 

@@ -9,7 +9,7 @@ import sys
 
 from torch_bench.errors import UserError
 from torch_bench.fileio import read_text
-from torch_bench.report import actions
+from torch_bench.report import workflow
 from torch_bench.report.github import GitHubError, client_from_env, upsert_comment
 from torch_bench.report.sanitise import allowed_hosts, sanitise_markdown
 
@@ -89,7 +89,7 @@ def full_report(args: argparse.Namespace) -> str | None:
         if not re.match(r"https?://", args.full_report_url):
             raise UserError("--full-report-url: expected an http(s) URL")
         return f"[the full report](<{args.full_report_url.replace('>', '%3E')}>)"
-    return actions.full_report_link(os.environ)
+    return workflow.full_report_link(os.environ)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -112,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"torch-bench: warning: could not comment on PR #{number}: {exc}",
               file=sys.stderr)
         if os.environ.get("GITHUB_ACTIONS") == "true":
-            actions.report_comment_failure(f"PR #{number}: {exc}")
+            workflow.report_comment_failure(f"PR #{number}: {exc}")
         return EXIT_COMMENT_FAILED if args.strict else 0
     comment = comment or {}
     print(f"{action} comment {comment.get('html_url') or comment.get('id')}")

@@ -44,7 +44,7 @@ from torch_bench.boundary import http_url, limited, number, shell_words
 from torch_bench.cli.outputs import check_outputs
 from torch_bench.errors import UserError
 from torch_bench.fileio import write_json_atomic, write_text_atomic
-from torch_bench.report import actions
+from torch_bench.report import actions, workflow
 from torch_bench.report.markdown import ReportContext, format_report
 from torch_bench.results.document import load_run
 from torch_bench.results.schema import Run
@@ -339,13 +339,13 @@ def emit(comparison: Comparison, args: argparse.Namespace, head: Sequence[Run]) 
         if in_actions:
             for line in actions.warning_annotations(comparison):
                 print(line)
-        actions.write_job_summary(markdown)
+        workflow.write_job_summary(markdown)
         actions.write_step_outputs(comparison)
     if args.fork_dir:
         pr = args.pr or (head[0].git.get("pr_number") if head else None)
         if not pr:
             raise UserError("--fork-dir: no PR number in the head run; pass --pr N")
-        actions.write_fork_handoff(args.fork_dir, markdown, int(pr))
+        workflow.write_fork_handoff(args.fork_dir, markdown, int(pr))
     if not (args.fail_on_regression and comparison.has_regression):
         return 0
     failing = ", ".join(overall(comparison).failing)
