@@ -54,18 +54,21 @@ def export_pytorch_v3(run: Run, options: ExportOptions | None = None) -> str:
 
 
 def run_metadata(run: Run) -> dict[str, Any]:
-    """The fields the upload action's metadata step fills: who ran what, where."""
-    return {
-        "timestamp": unix_seconds(run.created_at),
-        "schema_version": SCHEMA_VERSION,
-        "name": str(run.ci.get("job") or ORIGIN),
-        "repo": str(run.git.get("repository") or ""),
-        "head_branch": str(run.git.get("branch") or ""),
-        "head_sha": str(run.git.get("sha") or ""),
+    """The fields the upload action's metadata step fills: who ran what, where. Those the
+    run does not know are left out: the action fills them with its own, and lets a record's
+    fields win over its own (a 0 job id would have it skip the upload)."""
+    known = {
+        "name": run.ci.get("job"),
+        "repo": run.git.get("repository"),
+        "head_branch": run.git.get("branch"),
+        "head_sha": run.git.get("sha"),
         "workflow_id": _unsigned(run.ci.get("run_id")),
         "run_attempt": _unsigned(run.ci.get("run_attempt")),
         "job_id": _unsigned(run.ci.get("job_id")),
     }
+    return {"timestamp": unix_seconds(run.created_at), "schema_version": SCHEMA_VERSION,
+            **{key: value if isinstance(value, int) else str(value)
+               for key, value in known.items() if value}}
 
 
 def record(result: Result, run: Run, options: ExportOptions) -> dict[str, Any]:
