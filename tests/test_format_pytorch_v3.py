@@ -146,6 +146,14 @@ def test_dynamo_runner_records_import_with_their_values_exact():
     assert kept["model_origins"] == ["torchbench"]
 
 
+def test_a_record_without_a_value_is_a_failed_result():
+    text = '{"model": {"name": "m"}, "metric": {"name": "x", "extra_info": {"status": "ok"}}}'
+    [run] = import_v3(text, source="empty.json")
+    [result] = run.results
+    assert (result.status, result.error, result.samples) == \
+        ("error", "the v3 record has no value", ())
+
+
 def test_dynamo_accuracy_words_become_statuses():
     [run] = import_v3(ACCURACY.read_text(), source=ACCURACY.name)
     accuracy = {r.name: r for r in run.results if r.metric == "accuracy"}
@@ -205,6 +213,10 @@ def test_a_json_list_of_records_reads_as_json_lines_do():
      "line 3: timestamp: expected Unix seconds"),
     ('[1, 2]', "line 3: expected a v3 record (a JSON object), found a number"),
     ('{"model": ', "line 3: not valid JSON"),
+    ('{"model": {"name": "m"}, "metric": {"name": "abs_latency", "benchmark_values": [-1]}}',
+     "line 3: metric.benchmark_values[0]: -1.0 is negative, and a value in 'ms' cannot be"),
+    ('{"model": {"name": "m\\u0000"}, "metric": {"name": "x", "benchmark_values": [1]}}',
+     "line 3: model.name: "),
 ])
 def test_a_bad_record_is_refused_naming_its_line(line, message):
     good = PERFORMANCE.read_text().splitlines()[:2]

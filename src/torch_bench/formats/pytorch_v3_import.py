@@ -16,17 +16,19 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from torch_bench.errors import UserError
+from torch_bench.errors import InvalidDocument, UserError
 from torch_bench.formats import pytorch_v3 as v3
 from torch_bench.formats.pytorch_v3_metrics import describe
 from torch_bench.formats.pytorch_v3_records import read_records
 from torch_bench.measure.environment import fingerprint
-from torch_bench.results.schema import Result, Run, Status, new_run
+from torch_bench.results.schema import SUCCESS_STATUSES, Result, Run, Status, new_run
 from torch_bench.results.stats import Summary, summarize
+from torch_bench.results.validate import problems
 
 FORMAT = "pytorch-v3"
 DEFAULT_SUITE = FORMAT  # for records whose benchmark has no name
@@ -71,6 +73,7 @@ def _group_key(item: Mapping[str, Any]) -> str:
 def _run(records: list[tuple[str, dict[str, Any]]], source: str, suite: str | None) -> Run:
     where, first = records[0]
     results = tuple(_result(item, where, suite) for where, item in records)
+    _check_results(results, records)
     facts = _payload(_extra_info(first.get("benchmark")), v3.RUN_KEY, dict)
     env = _env(first)
     if facts is not None and isinstance(facts.get("run_id"), str) \
@@ -87,6 +90,28 @@ def _run(records: list[tuple[str, dict[str, Any]]], source: str, suite: str | No
         run_id = f"{stamp}-{digest}"
     return new_run(results, run_id=run_id, created_at=created_at, git=_git(first),
                    ci=_ci(first), env=env, config=config)
+
+
+def _check_results(results: tuple[Result, ...],
+                   records: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse what a run document cannot hold (a negative time, a name with control
+    characters), naming the record's line and its own field."""
+    found = problems(Run(run_id="check", created_at="1970-01-01T00:00:00Z",
+                         results=results).to_dict())
+    if not found:
+        return
+    matched = _RESULT_PROBLEM.match(found[0])
+    if matched is None:
+        raise InvalidDocument(f"{records[0][0]}: {found[0]}")
+    index, field, detail = matched.groups()
+    raise InvalidDocument(f"{records[int(index)][0]}: {V3_FIELDS.get(field, field)}{detail}")
+
+
+# result fields, as the v3 record names them (for errors)
+V3_FIELDS = {"samples": "metric.benchmark_values", "suite": "benchmark.name",
+             "name": "model.name", "metric": "metric.name", "params": "benchmark.extra_info",
+             "summary": "metric.extra_info.summary", "group": "metric.extra_info.group"}
+_RESULT_PROBLEM = re.compile(r"results\[(\d+)\]\.(\w+)(.*)", re.DOTALL)
 
 
 def _result(item: Mapping[str, Any], where: str, suite: str | None) -> Result:
@@ -123,7 +148,7 @@ def _outcome(info: Mapping[str, Any], values: list[float], metric: str
     words are failures."""
     said = info.get("status")
     error = _text(info.get("error"))
-    if said in STATUSES:
+    if said in STATUSES and (values or said not in SUCCESS_STATUSES):
         return said, error, values, None
     if values:
         return Status.OK.value, error, values, None
