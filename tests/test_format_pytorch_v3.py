@@ -293,6 +293,9 @@ def test_export_loads_into_the_v3_table_and_a_dashboard_query_returns_our_number
         rows = [json.loads(line) for line in
                 session.query(LATEST_PER_BRANCH).bytes().decode().splitlines()]
         stored = session.query("SELECT count() FROM oss_ci_benchmark_v3", "CSV").bytes()
+        table = session.query("SELECT * FROM oss_ci_benchmark_v3 ORDER BY timestamp "
+                              "SETTINGS output_format_json_quote_64bit_integers = 1",
+                              "JSONEachRow").bytes().decode()
     finally:
         session.close()
     assert int(stored) == 9  # every result, the failures too
@@ -303,6 +306,15 @@ def test_export_loads_into_the_v3_table_and_a_dashboard_query_returns_our_number
     for key, mean in expected.items():
         assert got[key] == pytest.approx(mean, rel=1e-6), key  # the column is Float32
     assert {row["device"] for row in rows} == {"cpu"}
+    # the table's rows read back as the runs they came from (its 64-bit integers as JSON
+    # strings, as older ClickHouse servers write them by default)
+    back = import_v3(table, source="table.json")
+    assert [run.run_id for run in back] == [run.run_id for run in runs]
+    for before, after in zip(runs, back, strict=True):
+        assert after.git == before.git and after.created_at == before.created_at
+        for was, now in zip(before.results, after.results, strict=True):
+            assert (now.name, now.metric, now.status) == (was.name, was.metric, was.status)
+            assert now.samples == pytest.approx(was.samples, rel=1e-6)  # stored as Float32
 
 
 # --- fuzzing the importer ------------------------------------------------------------------

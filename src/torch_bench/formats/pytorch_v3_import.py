@@ -61,13 +61,16 @@ def _check_metadata(item: Mapping[str, Any], where: str) -> None:
             raise UserError(f"{where}: {name}: expected a whole number >= 0, got "
                             f"{_shown(item[name])}")
     stamp = item.get("timestamp")
-    if stamp is not None and (not _is_number(stamp) or not 0 <= stamp <= LAST_SECOND):
+    if stamp is not None and _seconds(stamp) is None:
         raise UserError(f"{where}: timestamp: expected Unix seconds, got {_shown(stamp)}")
 
 
 def _group_key(item: Mapping[str, Any]) -> str:
     facts = _payload(_extra_info(item.get("benchmark")), v3.RUN_KEY, dict) or {}
-    return json.dumps([facts.get("run_id"), *(item.get(name) for name in METADATA)])
+    numbers = {name: _count(item.get(name)) for name in ID_FIELDS}
+    numbers["timestamp"] = _seconds(item.get("timestamp"))
+    return json.dumps([facts.get("run_id"), *(numbers.get(name, item.get(name))
+                                              for name in METADATA)])
 
 
 def _run(records: list[tuple[str, dict[str, Any]]], source: str, suite: str | None) -> Run:
@@ -257,10 +260,20 @@ def _ci(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _created_at(stamp: Any) -> str | None:
-    if stamp is None:
+    seconds = _seconds(stamp)
+    if seconds is None:
         return None
-    moment = datetime.fromtimestamp(int(stamp), timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _seconds(stamp: Any) -> int | None:
+    """Unix seconds, as a number or as digits (ClickHouse's JSON output quotes 64-bit
+    integers under `output_format_json_quote_64bit_integers`); None for anything else or a
+    time past the year 9999."""
+    seconds = _count(stamp)
+    if seconds is None and _is_number(stamp) and stamp >= 0:
+        seconds = int(stamp)
+    return seconds if seconds is not None and seconds <= LAST_SECOND else None
 
 
 def _suite(benchmark: Mapping[str, Any]) -> str:
