@@ -110,6 +110,12 @@ def test_metadata_a_local_run_does_not_know_is_left_to_the_upload_action():
     assert merged["head_sha"] == "a" * 40  # the commit the run measured
 
 
+def test_a_run_date_that_is_no_date_is_refused_not_a_traceback():
+    run = replace(sample_run(), created_at="2026-13-45T99:99:99Z")  # the schema's pattern
+    with pytest.raises(UserError, match="created_at: '2026-13-45T99:99:99Z' is not a date"):
+        export_v3(run)
+
+
 def test_times_written_in_seconds_read_back_in_milliseconds():
     run = sample_run()
     text = export_v3(run, ExportOptions(unit="s", all_metrics=True))

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
+from torch_bench.errors import UserError
 from torch_bench.formats.options import ExportOptions
 from torch_bench.results.schema import Result, Run
 
@@ -169,8 +170,13 @@ def text(value: Any) -> str:
 
 
 def unix_seconds(created_at: str) -> int:
-    moment = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    return int(moment.timestamp())
+    try:
+        moment = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return max(int(moment.timestamp()), 0)
+    except (ValueError, OverflowError, OSError):
+        raise UserError(f"created_at: {created_at!r} is not a date and time") from None
 
 
 def _unsigned(value: Any) -> int:
