@@ -56,7 +56,8 @@ def register(subparsers) -> None:
                                          "peak_memory for memory units)")
     parser.add_argument("--suite", type=plain_text(),
                         help="suite name to file them under (default: the tool's "
-                             "name, or 'imported' for OSS and AI-PEP)")
+                             "name, each record's benchmark name for pytorch-v3, or "
+                             "'imported' for OSS and AI-PEP)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="a parameter every imported result gets, for what the file does "
                              "not say (sizes, device, dtype); repeatable")
