@@ -74,6 +74,10 @@ CONSUMERS = {
     # dynamo's summaries read its CSV with pandas and take the geometric mean of `speedup`
     "dynamo-csv": ("compile", lambda text: [(r["dev"], r["name"], float(r["speedup"]) > 0)
                                             for r in read_csv(text)] == [("cpu", "mlp", True)]),
+    # test-infra's upload action reads JSON lines, each record needing a `metric`
+    "pytorch-v3": ("compile", lambda text: {(r["model"]["name"], r["metric"]["name"])
+                                            for r in map(json.loads, text.splitlines())
+                                            if "metric" in r} >= {("mlp", "speedup")}),
 }
 
 
@@ -100,6 +104,7 @@ NOTHING_TO_SAY = {
     "aipep": ("rnns", lambda r: r["unit"] != "ms"),
     "csv": ("rnns", lambda r: False),  # every result has a CSV row: none left
     "dynamo-csv": ("transformers", lambda r: True),  # no compile-suite model
+    "pytorch-v3": ("rnns", lambda r: False),  # one record per result: none left
 }
 
 

@@ -31,14 +31,17 @@ from torch_bench.results.document import load_run
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "export",
-        help="convert a run document to OSS, AI-PEP or CSV",
+        help="convert a run document to OSS, AI-PEP, CSV or PyTorch's v3 records",
         description="Convert a run document. oss: {group: {name: mean}} as fastrnns prints it; "
                     "aipep: one 'Caffe2Observer {...}' line per sample; csv: the Hugging Face "
                     "benchmark layout (model, batch_size, sequence_length, result, mode, dtype, "
                     "runtime, ...); dynamo-csv: the compile suite's results per model as "
                     "PyTorch dynamo's runner writes them (dev, name, batch_size, speedup, "
-                    "abs_latency, compilation_latency, compression_ratio). OSS and AI-PEP "
-                    "carry time results only unless --export-all-metrics.",
+                    "abs_latency, compilation_latency, compression_ratio); pytorch-v3: one "
+                    "JSON record per result in the schema of PyTorch's benchmark database "
+                    "(oss_ci_benchmark_v3). OSS and AI-PEP carry time results only unless "
+                    "--export-all-metrics. A file name ending in .gz is written "
+                    "gzip-compressed.",
         epilog="examples: torch-bench export results.json --format aipep --out aipep.txt  |  "
                "torch-bench export results.json --oss - --aipep aipep.txt --unit s",
     )

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
 from torch_bench.boundary import plain_text
 from torch_bench.errors import UserError
 from torch_bench.fileio import read_text
-from torch_bench.formats import IMPORTERS, importer
+from torch_bench.formats import IMPORTERS, RUN_IMPORTERS, importer
 from torch_bench.formats.aipep import CLAIMED_UNIT_WARNING
 from torch_bench.formats.github_action_benchmark import HISTORY_IMPORTERS
+from torch_bench.formats.gzipped import read_maybe_gzipped
 from torch_bench.formats.provenance import file_provenance
 from torch_bench.formats.safety import guarded
 from torch_bench.measure.environment import collect_environment
 from torch_bench.metrics import MEMORY_TO_MB, TIME_TO_MS, get_metric
 from torch_bench.provenance import ci_info, default_branch, git_info
 from torch_bench.results.document import save_run
-from torch_bench.results.schema import ParamValue, new_run
+from torch_bench.results.schema import ParamValue, Run, new_run
 from torch_bench.store.folder import store_in_folder
 from torch_bench.store.layout import DATA_FOLDER
 
@@ -30,7 +33,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "import",
         help="turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
-             "github-action-benchmark) into runs",
+             "github-action-benchmark, PyTorch's v3 records) into runs",
         description="Read results another tool wrote and save them as a run document. The "
                     "commit, date and machine the file records are kept (asv, "
                     "pytest-benchmark); this machine and checkout are recorded only with "
@@ -40,18 +43,21 @@ def register(subparsers) -> None:
                "aipep --unit s --suite rnns --param seq_length=100 --param device=cpu "
                "--out results.json  |  "
                "(a whole github-action-benchmark history, one run per suite entry, into a data "
-               "folder) torch-bench import data.js --format github-action-benchmark --out data",
+               "folder) torch-bench import data.js --format github-action-benchmark --out data  |  "
+               "(PyTorch's v3 records, JSON lines, plain or gzipped) torch-bench import "
+               "records.json.gz --format pytorch-v3 --out results.json",
     )
     parser.add_argument("source", metavar="FILE", help="file to read")
     parser.add_argument("--format", required=True,
-                        choices=sorted([*IMPORTERS, *HISTORY_IMPORTERS]))
+                        choices=sorted([*IMPORTERS, *HISTORY_IMPORTERS, *RUN_IMPORTERS]))
     parser.add_argument("--unit", choices=[*TIME_TO_MS, *MEMORY_TO_MB],
                         help="what the values really are, overriding what the file says")
     parser.add_argument("--metric", help="metric the values measure (default: time, or "
                                          "peak_memory for memory units)")
     parser.add_argument("--suite", type=plain_text(),
                         help="suite name to file them under (default: the tool's "
-                             "name, or 'imported' for OSS and AI-PEP)")
+                             "name, each record's benchmark name for pytorch-v3, or "
+                             "'imported' for OSS and AI-PEP)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="a parameter every imported result gets, for what the file does "
                              "not say (sizes, device, dtype); repeatable")
@@ -66,13 +72,16 @@ def register(subparsers) -> None:
     parser.add_argument("--out", metavar="PATH",
                         help="run document to write (default results.json); for a history "
                              f"format, the data folder to add the runs to (default "
-                             f"{DATA_FOLDER})")
+                             f"{DATA_FOLDER}); for pytorch-v3 records of several jobs, or "
+                             "an existing folder, a data folder too")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     if args.format in HISTORY_IMPORTERS:
         return handle_history(args)
+    if args.format in RUN_IMPORTERS:
+        return handle_runs(args)
     if args.metric:
         get_metric(args.metric)
     text = read_text(args.source)
@@ -146,3 +155,54 @@ def handle_history(args: argparse.Namespace) -> int:
         f"{len(report.present)} already there; filed as branch {branch!r}", highlight=False)
     return 0
 
+
+
+def handle_runs(args: argparse.Namespace) -> int:
+    """Records that say their own commit, job and machine give whole runs: one run goes to a
+    run document, the runs of several jobs (or any, with --out naming a folder) into a data
+    folder, as a history format's do."""
+    _refuse_per_value_flags(args)
+    read_runs = guarded(RUN_IMPORTERS[args.format], args.format)
+    named = {"suite": args.suite} if args.suite else {}
+    runs = read_runs(read_maybe_gzipped(args.source), source=args.source, **named)
+    runs = [_with_provenance(run, args) for run in runs]
+    console = Console(stderr=True)
+    if len(runs) == 1 and not (args.out and Path(args.out).is_dir()):
+        out = args.out or "results.json"
+        console.print(f"imported {len(runs[0].results)} results; wrote {save_run(runs[0], out)}",
+                      markup=False, highlight=False)
+        return 0
+    if args.out and (args.out.endswith(".json") or Path(args.out).is_file()):
+        raise UserError(f"--out: {args.source} holds the records of {len(runs)} runs (jobs); "
+                        f"give a data folder to add them to (default {DATA_FOLDER})")
+    return _store_runs(runs, args.out or DATA_FOLDER, console)
+
+
+def _refuse_per_value_flags(args: argparse.Namespace) -> None:
+    for flag, value in (("--unit", args.unit), ("--metric", args.metric)):
+        if value:
+            raise UserError(f"{flag}: not used with --format {args.format} (the file says "
+                            f"what each value is)")
+    if args.param:
+        raise UserError(f"--param: not used with --format {args.format} (the file names "
+                        "its parameters)")
+
+
+def _with_provenance(run: Run, args: argparse.Namespace) -> Run:
+    """The run with what the flags say: --env here (this machine; the file's commit still
+    wins over this checkout's), --no-env, --branch."""
+    here = args.env == "here"
+    git = {**(git_info() if here else {}), **run.git}
+    if args.branch:
+        git["branch"] = args.branch
+    env = {} if args.no_env else collect_environment() if here else run.env
+    return replace(run, git=git, env=env)
+
+
+def _store_runs(runs: list[Run], out: str, console: Console) -> int:
+    report = store_in_folder(runs, out)
+    results = sum(len(run.results) for run in runs)
+    console.print(f"imported {len(runs)} runs ({results} results) into {out}: "
+                  f"{len(report.added)} new, {len(report.present)} already there",
+                  markup=False, highlight=False)
+    return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import sys
 import tempfile
@@ -12,15 +13,25 @@ from rich.console import Console
 from rich.markup import escape
 
 from torch_bench.errors import UserError
-from torch_bench.fileio import output_path_problem, refuse_shared_outputs, write_text_atomic
+from torch_bench.fileio import (
+    output_path_problem,
+    refuse_shared_outputs,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from torch_bench.formats import ExportOptions, exporter
+from torch_bench.redact import scrub
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import Run
 
 # Every exporter of `formats.EXPORTERS`, by its `--format` name, and its flag.
-EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv", "dynamo-csv": "--dynamo-csv"}
+EXPORT_FLAGS = {"oss": "--oss", "aipep": "--aipep", "csv": "--csv", "dynamo-csv": "--dynamo-csv",
+                "pytorch-v3": "--pytorch-v3"}
 EXPORT_HELP = {"dynamo-csv": "the compile suite's results as PyTorch dynamo's runner writes its "
-                             "--output CSV"}
+                             "--output CSV",
+               "pytorch-v3": "PyTorch's v3 benchmark records (JSON lines, one per result) as "
+                             "test-infra's upload-benchmark-results action takes them"}
+GZIP_SUFFIX = ".gz"  # an export file with this name is written gzip-compressed
 EXIT_NOT_WRITTEN = 1
 STDOUT = "-"
 
@@ -31,7 +42,7 @@ def add_export_arguments(group) -> None:
         what = EXPORT_HELP.get(name, f"the {name.upper()} export")
         group.add_argument(flag, metavar="FILE", dest=export_dest(name),
                            help=f"write {what} here ('-': standard output, as fastrnns' "
-                                "--print-json does)")
+                                "--print-json does; a name ending in .gz: gzip-compressed)")
     group.add_argument("--export-all-metrics", action="store_true",
                        help="OSS and AI-PEP: also write non-time metrics (memory, ratios); "
                             "their consumers read every value as a time")
@@ -72,7 +83,14 @@ def write_exports(rendered: dict[str, str], console: Console) -> None:
             sys.stdout.write(text)
             sys.stdout.flush()
         else:
-            console.print(f"wrote {escape(str(write_text_atomic(path, text)))}")
+            console.print(f"wrote {escape(str(_write_export(path, text)))}")
+
+
+def _write_export(path: str, text: str) -> Path:
+    if not path.endswith(GZIP_SUFFIX):
+        return write_text_atomic(path, text)
+    # mtime 0: the same export gives the same bytes
+    return write_bytes_atomic(path, gzip.compress(scrub(text).encode("utf-8"), mtime=0))
 
 
 def check_outputs(paths: dict[str, str | None]) -> None:

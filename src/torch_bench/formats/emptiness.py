@@ -13,6 +13,7 @@ REASONS = {
     "aipep": "no time result to write (AI-PEP consumers read every value as a time; "
              "--export-all-metrics writes the others)",
     "csv": "the run has no results",
+    "pytorch-v3": "the run has no results (v3 has one record per result)",
     "dynamo-csv": "no compile-suite result (dynamo's CSV has one row per model of "
                   "`--suite compile`)",
 }
