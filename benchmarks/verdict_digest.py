@@ -1,0 +1,82 @@
+"""Do two versions of the code give the same verdicts? Draws PRs of `detector_eval.py`'s fleets
+(every noise model, histories of 5, 10 and 20 runs, one and three head runs, unchanged and
+with a 10% slowdown) from fixed seeds, judges each with `compare_runs`, and prints the
+verdicts' counts and a digest of every verdict and p-value (to 9 significant digits). Run it
+with each version's code on PYTHONPATH; equal digests mean the same verdicts.
+
+Run:  PYTHONPATH=src nice .venv/bin/python benchmarks/verdict_digest.py [--prs 20]
+      [--seed 0] [--show]   (--show prints one line a PR, to find where two runs differ)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from detector_eval import (  # noqa: E402  (the sibling script)
+    MODELS,
+    POLICY,
+    documents,
+    draw_samples,
+    new_suite,
+)
+from torch_bench.analyze.verdicts import compare_runs  # noqa: E402
+
+SIZE = 12
+
+
+def one_pr(rng, model, history: int, runs: int, change: float) -> str:
+    suite = new_suite(rng, SIZE)
+    offsets = model.offsets(rng, history + runs, SIZE, 0.03, suite.scales)
+    factors = np.ones(SIZE)
+    factors[0] = 1.0 + change
+    past = draw_samples(rng, suite, offsets[:history], model, np.ones(SIZE))
+    now = draw_samples(rng, suite, offsets[history:], model, factors)
+    names = [f"b{j:04d}" for j in range(SIZE)]
+    hist = documents(past, names, 0, "main")
+    head = documents(now, names, history, "pr")
+    comparison = compare_runs(hist[-1:], head, hist, policy=POLICY)
+    parts = []
+    for v in comparison.verdicts:
+        p = v.assessment.p_value if v.assessment is not None else None
+        parts.append(f"{v.name}:{v.kind.value}:{'-' if p is None else f'{p:.9g}'}")
+    shift = comparison.run_shift
+    parts.append(f"shift:{shift.outcome.value if shift else '-'}")
+    return " ".join(parts)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prs", type=int, default=20, help="PRs a cell")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", action="store_true")
+    args = parser.parse_args(argv)
+    digest = hashlib.sha256()
+    kinds: Counter = Counter()
+    total = 0
+    for m, model in enumerate(MODELS):
+        for history in (5, 10, 20):
+            for runs in (1, 3):
+                for change in (0.0, 0.10):
+                    rng = np.random.default_rng([args.seed, m, history, runs, int(change * 100)])
+                    for i in range(args.prs):
+                        line = one_pr(rng, model, history, runs, change)
+                        digest.update(line.encode() + b"\n")
+                        kinds.update(part.split(":")[1] for part in line.split())
+                        total += 1
+                        if args.show:
+                            print(f"{model.kind} H{history} R{runs} {change:.2f} #{i}: {line}")
+    print(f"{total} PRs; verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print(f"digest {digest.hexdigest()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
