@@ -49,7 +49,7 @@ def one_pr(rng, model, history: int, runs: int, change: float) -> str:
         p = v.assessment.p_value if v.assessment is not None else None
         parts.append(f"{v.name}:{v.kind.value}:{'-' if p is None else f'{p:.6g}'}")
     shift = comparison.run_shift
-    parts.append(f"shift:{shift.outcome.value if shift else '-'}")
+    parts.append(f"shift:{shift.outcome.value if shift else '-'}:-")
     return " ".join(parts)
 
 
