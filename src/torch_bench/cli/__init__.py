@@ -27,7 +27,8 @@ class Command(NamedTuple):
 
 COMMANDS = (
     Command("run", "torch_bench.cli.run", "run benchmark suites"),
-    Command("export", "torch_bench.cli.export", "convert a run document to OSS, AI-PEP or CSV"),
+    Command("export", "torch_bench.cli.export",
+            "convert a run document to OSS, AI-PEP, CSV or PyTorch's v3 records"),
     Command("import", "torch_bench.cli.import_",
             "turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
             "github-action-benchmark) into runs"),
