@@ -31,7 +31,7 @@ COMMANDS = (
             "convert a run document to OSS, AI-PEP, CSV or PyTorch's v3 records"),
     Command("import", "torch_bench.cli.import_",
             "turn other tools' output (OSS, AI-PEP, pytest-benchmark, asv, "
-            "github-action-benchmark) into runs"),
+            "github-action-benchmark, PyTorch's v3 records) into runs"),
     Command("env", "torch_bench.cli.env", "show the environment and its fingerprint"),
     Command("preflight", "torch_bench.cli.preflight", "check GPU and CPU state before measuring"),
     Command("compare", "torch_bench.cli.compare",
