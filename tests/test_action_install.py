@@ -135,3 +135,38 @@ def test_a_bad_torch_input_is_one_error_line_naming_the_input(tmp_path):
     assert done.returncode == 2
     assert done.stdout.startswith("::error title=torch-bench::Invalid value for 'torch' input")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the launcher is a POSIX shell script")
+def test_the_comment_sub_action_installs_nothing_and_posts_with_the_standard_library(tmp_path):
+    from fake_github import FakeGitHub
+
+    # a Python with nothing but the standard library, as a runner's may be
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = str(bare / "bin" / "python")
+    env = {"PATH": os.environ["PATH"], "TB_EXTRAS": "comment",
+           "RUNNER_TOOL_CACHE": str(tmp_path / "cache"), "GITHUB_OUTPUT": str(tmp_path / "out")}
+    for step in ("plan", "create"):
+        subprocess.run([python, "-I", str(INSTALL), step], env=env, check=True,
+                       capture_output=True, text=True)
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    command = Path(outputs["command"])
+    assert command.is_file() and not (command.parent / "pip").exists()  # nothing installed
+    report = tmp_path / "pr-report"
+    report.mkdir()
+    (report / "report.md").write_text("## torch-bench\n\nunchanged\n")
+    (report / "pr-number.txt").write_text("7\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "json.py").write_text("raise SystemExit('the workspace was imported')\n")
+    with FakeGitHub() as api:
+        api.pulls[7] = {"number": 7, "head": {"sha": "a" * 40}}
+        done = subprocess.run(
+            [str(command), "comment"], cwd=workspace, capture_output=True, text=True,
+            timeout=120, env={**env, "GITHUB_API_URL": api.url, "GITHUB_TOKEN": "ghs_test",
+                              "GITHUB_REPOSITORY": "octo/bench", "TB_REPORT_DIR": str(report),
+                              "TB_HEAD_SHA": "a" * 40, "PYTHONPATH": str(workspace)})
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(api.comments[7]) == 1
+    assert "comment-url=" in (tmp_path / "out").read_text()

@@ -8,11 +8,10 @@ InvalidDocument naming the source.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
-
-import yaml
 
 from torch_bench.errors import InvalidDocument
 
@@ -111,31 +110,40 @@ def parse_json(text: str | bytes, source: str) -> Any:
         raise InvalidDocument(f"{source}: not readable JSON ({exc})") from None
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping."""
+@functools.cache
+def _strict_loader():
+    """PyYAML's safe loader, refusing a key given twice in one mapping. Built at the first
+    YAML document: the commands that never read one (`comment` among them) need no PyYAML."""
+    import yaml
 
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen: set = set()
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    duplicate = key in seen
-                    seen.add(key)
-                except TypeError:  # an unhashable key: the base class says so
-                    break
-                if duplicate:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {str(key)[:60]!r} is given twice in one mapping",
-                        key_node.start_mark)
-        return super().construct_mapping(node, deep=deep)
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen: set = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        duplicate = key in seen
+                        seen.add(key)
+                    except TypeError:  # an unhashable key: the base class says so
+                        break
+                    if duplicate:
+                        raise yaml.constructor.ConstructorError(
+                            None, None,
+                            f"the key {str(key)[:60]!r} is given twice in one mapping",
+                            key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
 
 
 def _yaml_depth_problem(text: str) -> str | None:
     """Why the document nests too deeply, read from the parser's events (which build
     nothing and do not recurse), or None."""
+    import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
@@ -151,6 +159,8 @@ def _yaml_depth_problem(text: str) -> str | None:
 def parse_yaml(text: str, source: str) -> Any:
     """The decoded YAML document (None when empty); InvalidDocument naming `source` for a
     document too large or too deep, bad syntax, or a duplicate key."""
+    import yaml
+
     if len(text) > MAX_YAML_CHARS:
         raise InvalidDocument(f"{source}: more than {MAX_YAML_CHARS >> 20} MiB of YAML; "
                               "configuration files are read up to that")
@@ -158,7 +168,7 @@ def parse_yaml(text: str, source: str) -> Any:
         problem = _yaml_depth_problem(text)
         if problem:
             raise InvalidDocument(f"{source}: {problem}")
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a safe loader)
+        return yaml.load(text, Loader=_strict_loader())  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1})" if mark else ""

@@ -13,6 +13,10 @@ install this checkout of the action into it).
   (CUDA) build otherwise. The device is the `device` input, else the `device:` line of the
   `config` file (read as text: the runner's Python may have no YAML parser), else cuda.
 - The dashboard and comment sub-actions install no torch at all (extras `site`, `comment`).
+- The comment sub-action installs nothing: posting a finished report imports the standard
+  library alone (`tests/test_light_imports.py`), so on POSIX its command is a launcher that
+  runs this checkout's code with the runner's Python, isolated (`-I`: no workspace, user
+  site or PYTHONPATH on sys.path), instead of a virtual environment built with pip.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -33,6 +38,7 @@ LOCKED_TORCH = "2.13.0"  # the torch the constraints were resolved with (scripts
 PYTORCH_INDEX = "https://download.pytorch.org/whl/{build}"
 PINNED_BY_TORCH = ("torch", "numpy")  # never moved under a preinstalled torch
 READY_MARK = ".torch-bench-ready"
+STANDARD_LIBRARY_EXTRAS = ("comment",)  # extras whose code needs nothing installed
 _SPEC = r"(==|!=|>=|<=|~=|<|>)[0-9][0-9A-Za-z.+*]*"
 TORCH_SPEC = re.compile(rf"torch({_SPEC}(,{_SPEC})*)?")
 CUDA_BUILD = re.compile(r"cu[0-9]{2,4}")
@@ -173,9 +179,24 @@ def pip(venv: Path, *args: str) -> None:
     subprocess.run(command, check=True)
 
 
+def write_launcher(plan: Plan, root: Path, python: str = sys.executable) -> None:
+    """The command of an environment that needs nothing installed: a shell script running
+    this checkout's `torch-bench-action` with `python`, isolated."""
+    code = (f"import sys; sys.path.insert(0, {str(root / 'src')!r}); "
+            "from torch_bench.action.__main__ import entry; sys.exit(entry())")
+    plan.command.parent.mkdir(parents=True, exist_ok=True)
+    plan.command.write_text("#!/bin/sh\n"
+                            f'exec {shlex.quote(python)} -I -c {shlex.quote(code)} "$@"\n')
+    plan.command.chmod(0o755)
+
+
 def create(plan: Plan, root: Path, installed: dict[str, str]) -> None:
     """Build the environment unless it is already there (restored from the cache, or left by
-    an earlier job on a self-hosted runner), then install this checkout of the action."""
+    an earlier job on a self-hosted runner), then install this checkout of the action; for
+    extras that need nothing installed, only the launcher."""
+    if plan.extras in STANDARD_LIBRARY_EXTRAS and os.name == "posix":
+        write_launcher(plan, root)
+        return
     if not (plan.venv / READY_MARK).is_file():
         subprocess.run([sys.executable, "-m", "venv", "--clear", *(
             ["--system-site-packages"] if plan.request.reuse_installed else []),

@@ -14,8 +14,10 @@ The dashboard's JavaScript does not read these paths; it reads the site's own da
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from torch_bench.results.schema import Run
+if TYPE_CHECKING:  # the Action's comment mode reads the folder's name, and no numpy
+    from torch_bench.results.schema import Run
 
 # The data folder's default name everywhere: inside the data branch (the Action's
 # `data-folder`, `store --folder`, `site --publish --folder`) and as a local folder
