@@ -130,7 +130,7 @@ def test_the_head_file_carries_its_points_minutes_and_branches_and_locates_run_t
                                     chunk["count"])
         minutes += part["minute"].tolist()
         codes += part["branch"].tolist()
-    minutes += head["points"]["minute"]
+    minutes += np.cumsum(head["points"]["minute_steps"]).tolist()
     codes += head["points"]["branch"]
     assert minutes == [minute_of(f"2026-01-01T00:{i:02d}:00Z") for i in range(10)]
     assert [head["branches"][c] for c in codes] == branches

@@ -10,13 +10,15 @@ Contract with static/dashboard.js -- a series' head file:
                                                        # each its own length)
      "run_tables": [file],                             # the run tables its points refer to,
      "run_table_first": [run],                         # and the first run each one holds
-     "points": {"run", "env", "median", "q1", "q3", "n", "minute", "branch"},
+     "points": {"run", "env", "median", "q1", "q3", "n", "minute_steps", "branch"},
                                                        # one entry per point, oldest first
      "env_changes": [{"index", "label"}],
      "change_points": [{"index", "ratio", "regression", "note"?}],  # note: the run's notes
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
-A point carries what the chart needs of its run: "minute" (when it was made, minutes since
-1970-01-01 UTC) and "branch"; so does every point of a packed chunk. The page draws and
+A point carries what the chart needs of its run: when it was made (minutes since 1970-01-01
+UTC; "minute_steps" holds the first point's minute, then each point's step from the one
+before, a few digits where the full minute takes eight) and its "branch"; so does every
+point of a packed chunk. The page draws and
 filters the whole history from the head file and its chunks alone, and fetches a run table
 only when it shows a point's commit (hover, click, CSV download), one table per RUN_CHUNK
 runs: the idle fetch of a benchmark's history stays about its points' own bytes, whatever
@@ -164,7 +166,8 @@ def _branch_index(points: Points) -> tuple[np.ndarray, list[str]]:
 def head_points(pts: Points, env: np.ndarray, branch: np.ndarray) -> dict[str, Any]:
     return {"run": pts.run.tolist(), "env": env.tolist(), "median": rounded_list(pts.median),
             "q1": rounded_list(pts.q1), "q3": rounded_list(pts.q3), "n": pts.n.tolist(),
-            "minute": pts.table.minutes[pts.run].tolist(), "branch": branch.tolist()}
+            "minute_steps": np.diff(pts.table.minutes[pts.run], prepend=0).tolist(),
+            "branch": branch.tolist()}
 
 
 def run_table_payload(runs: Sequence[RunInfo], first: int, values_file: str,

@@ -576,7 +576,10 @@
       .then((bytes) => decodeSegment(bytes, c.count))));
     const points = { pos: [], time: [], date: [], branch: [], run: [], sha: [], message: [], url: [] };
     POINT_VALUES.forEach((key) => { points[key] = []; });
-    chunks.concat([head.points]).forEach((part) => {
+    const own = head.points;  // its minutes as steps, the first one whole
+    own.minute = own.minute_steps.slice();
+    for (let i = 1; i < own.minute.length; i += 1) own.minute[i] += own.minute[i - 1];
+    chunks.concat([own]).forEach((part) => {
       for (let i = 0; i < part.run.length; i += 1) {
         const time = part.minute[i] * 60e3;
         points.pos.push(part.run[i]);
