@@ -162,6 +162,18 @@ def test_the_idle_fetch_is_the_series_own_history_within_twice_its_points_bytes(
                            ".points.numberOfItems === 1")
 
 
+def test_pointing_at_the_drawn_runs_fetches_no_run_table(page, base_url, site):
+    idle_history(page, base_url, site)  # the newest points drawn, the whole history loaded
+    drawn = page.evaluate("() => JSON.parse(document.getElementById('chart-points')"
+                          ".textContent).median.length")
+    page.mouse.move(*point_at(page, drawn - 10, drawn))
+    page.wait_for_selector("#trend[data-hover]", timeout=10000)
+    run = int(SPARSE[int(page.get_attribute("#trend", "data-hover"))])
+    assert run > SPARSE[-drawn]
+    assert sha_of(run)[:8] in page.inner_text("#trend-tip")
+    assert not [url for url, _ in data_requests(page) if "/json/runs/" in url]
+
+
 def test_a_shown_points_run_facts_come_from_the_one_table_holding_its_run(page, base_url, site):
     idle_history(page, base_url, site)
     page.click("#zoom-all")

@@ -595,14 +595,15 @@
   }
 
   // Fills in the commit, message and run id of the series' points `indexes` from the run
-  // tables holding their runs (each fetched once per page, shared by every series).
-  async function withRunFacts(series, indexes) {
+  // tables holding their runs (each fetched once per page, shared by every series), where
+  // `key` (the commit: "sha"; everything, run id included: "run") is not known yet.
+  async function withRunFacts(series, indexes, key) {
     const p = series.points;
     if (!p.pos) return;  // the page's own points came with their facts
     const firsts = series.run_table_first || [];
     const wanted = new Set();
     indexes.forEach((i) => {
-      if (p.run[i] !== undefined) return;
+      if (p[key || "sha"][i] !== undefined) return;
       let k = firsts.length - 1;
       while (k >= 0 && firsts[k] > p.pos[i]) k -= 1;
       if (k < 0) throw new Error("no run table holds run " + p.pos[i]);
@@ -630,7 +631,17 @@
   }
 
   function knowsRun(point) {
-    return point.series.points.run === undefined || point.series.points.run[point.index] !== undefined;
+    const p = point.series.points;
+    return !p.pos || p.sha[point.index] !== undefined;
+  }
+
+  // The drawn points' commits, as the page embeds them, for the same points of the whole
+  // history: pointing at the newest runs needs no run table.
+  function seedRunFacts(series, embedded) {
+    const p = series.points;
+    ["sha", "message", "url", "date"].forEach((key) => embedded[key].forEach((value, i) => {
+      if (p.run[embedded.first + i] === undefined) p[key][embedded.first + i] = value;
+    }));
   }
 
   // Expands a joined series into one array entry per point and column.
@@ -1012,6 +1023,7 @@
       if (!interactive) {
         interactive = load(element.dataset.series).then((loaded) => {
           full = loaded;
+          seedRunFacts(full, embedded);
           addBranchChoices(controls.branch, full.points.branch);
           drawn.points.forEach((p) => { p.series = full; p.index += embedded.first; });
           element.setAttribute("data-interactive", "1");
@@ -1030,7 +1042,7 @@
 
     document.getElementById("download-csv").addEventListener("click", (event) => {
       event.preventDefault();
-      makeInteractive().then(() => withRunFacts(full, full.points.median.map((_, i) => i)))
+      makeInteractive().then(() => withRunFacts(full, full.points.median.map((_, i) => i), "run"))
         .then(() => downloadCSV(full, controls.branch.value))
         .catch((error) => showProblem(element, "Could not load the data: " + error.message));
     });
