@@ -28,11 +28,14 @@ one run in ten on a pull request's own branch):
                 packed chunks and a head)
 
 Then, with --scale RUNSxBENCHMARKS (default 2000x200 5000x200): the site of that many runs
-built from columns (site_build.synthetic_columns), its size, then one more run added into
-the same folder: how many files and bytes the update wrote (files kept as they were are
-hard links to the previous build's, so they are not counted).
+built from columns (site_build.synthetic_columns: runs exactly an hour apart, one in ten on
+a branch of its own, which no default data branch holds: pull requests are never stored;
+--one-branch puts them all on main), its size, then one more run added into the same
+folder: how many files and bytes the update wrote (files kept as they were are hard links
+to the previous build's, so they are not counted).
 
     .venv/bin/python benchmarks/history_fetch.py [--scale 2000x200] [--skip-browser]
+                                                 [--one-branch]
 
 Run it with PYTHONPATH pointing at another revision's src/ to compare (the figures above do
 not depend on the revision's own data contract).
@@ -199,10 +202,13 @@ def files_of(root: Path) -> dict[str, tuple[int, int]]:
             for p in root.rglob("*") if p.is_file()}
 
 
-def print_scale(sizes: list[str], work: Path) -> None:
+def print_scale(sizes: list[str], work: Path, one_branch: bool = False) -> None:
     for size in sizes:
         runs, benchmarks = (int(part) for part in size.lower().split("x"))
         columns = synthetic_columns(runs + 1, benchmarks)
+        if one_branch:
+            columns = dataclasses.replace(
+                columns, runs=[{**facts, "branch": "main"} for facts in columns.runs])
         older = dataclasses.replace(
             columns, runs=columns.runs[:runs],
             rows={k: v[:runs * benchmarks] for k, v in columns.rows.items()})
@@ -221,7 +227,8 @@ def print_scale(sizes: list[str], work: Path) -> None:
         tables = sum(s for p, (_, s) in after.items() if p.startswith("json/runs/table-"))
         heads = sum(s for p, (_, s) in after.items() if p.startswith("json/series/"))
         total = sum(s for _, s in after.values())
-        print(f"{runs} runs x {benchmarks} benchmarks (+1): site {total / 2**20:.1f} MB in "
+        which = " on one branch" if one_branch else ""
+        print(f"{runs} runs x {benchmarks} benchmarks (+1){which}: site {total / 2**20:.1f} MB in "
               f"{len(after)} files (packed chunks {packs / 2**20:.1f} MB, head files "
               f"{heads / 2**20:.1f} MB, run tables {tables / 2**20:.2f} MB); full build "
               f"{full_s:.0f} s; one-run update {update_s:.1f} s wrote {len(written)} files, "
@@ -236,6 +243,9 @@ def main() -> None:
                              "one-run update's writes (none: skip)")
     parser.add_argument("--skip-browser", action="store_true",
                         help="only the site sizes, no page visits")
+    parser.add_argument("--one-branch", action="store_true",
+                        help="every run of the larger histories on main (synthetic_columns puts "
+                             "one run in ten on a branch of its own)")
     args = parser.parse_args()
     import torch_bench
     print(f"torch_bench from {Path(torch_bench.__file__).parent}; load average "
@@ -244,7 +254,7 @@ def main() -> None:
     try:
         if not args.skip_browser:
             print_fetches(work)
-        print_scale(args.scale, work)
+        print_scale(args.scale, work, args.one_branch)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

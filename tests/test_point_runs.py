@@ -1,7 +1,9 @@
 """Each point carries what the chart needs of its run (when it was made, on which branch), in
 the head file and in every packed segment, so that a benchmark page draws and filters its
 whole history without the site's run tables: the minute and branch columns cost nothing
-where every value is the same, a byte where they vary a little, and decode as written."""
+where every value is the same, a byte where they vary a little, and decode as written; each
+part of a history names its own branches, so a head file does not grow with every branch
+the benchmark ever ran on."""
 
 from __future__ import annotations
 
@@ -49,6 +51,18 @@ def test_a_segment_made_without_run_facts_reads_them_as_zero():
     columns = {k: v for k, v in points(20).items() if k not in ("minute", "branch")}
     decoded = packs.decode_segment(packs.encode_segment(columns), 20)
     assert decoded["minute"].tolist() == [0] * 20 and decoded["branch"].tolist() == [0] * 20
+    assert decoded["branches"] == []
+
+
+def test_a_segment_ends_with_the_names_of_its_branches():
+    names = ["main", "fix/<b>\u2028</b>", "pr-7 ü"]
+    columns = points(30, branch=np.arange(30) % 3)
+    segment = packs.encode_segment(columns, names)
+    assert len(segment) == packs.segment_lengths(columns, 30)[0] + len(packs.json_bytes(names))
+    assert packs.decode_segment(segment, 30)["branches"] == names
+    for tail in (b"\0", b'{"main": 1}', b"[1]", b'["ma'):
+        with pytest.raises(ValueError):
+            packs.decode_segment(segment[:-len(packs.json_bytes(names))] + tail, 30)
 
 
 @settings(max_examples=200, deadline=None)
@@ -56,17 +70,20 @@ def test_a_segment_made_without_run_facts_reads_them_as_zero():
     st.lists(st.integers(1, 10**6), min_size=count - 1, max_size=count - 1),
     st.lists(st.integers(-MINUTE_LIMIT, MINUTE_LIMIT), min_size=count, max_size=count),
     st.lists(st.integers(0, 70_000), min_size=count, max_size=count),
-    st.lists(st.integers(-1, 10**6), min_size=count, max_size=count))))
-def test_any_integer_columns_decode_as_written_and_their_length_is_known(columns):
-    steps, minute, branch, n = columns
+    st.lists(st.integers(-1, 10**6), min_size=count, max_size=count),
+    st.lists(st.text(max_size=12), max_size=4))))
+def test_any_columns_and_branch_names_decode_as_written_and_their_length_is_known(columns):
+    steps, minute, branch, n, names = columns
     count = len(minute)
     made = points(count, run=np.concatenate([[0], np.cumsum(steps)]).astype(np.int64),
                   minute=np.asarray(minute), branch=np.asarray(branch), n=np.asarray(n))
-    segment = packs.encode_segment(made)
-    assert packs.segment_lengths(made, count).tolist() == [len(segment)]
+    segment = packs.encode_segment(made, names)
+    named = len(packs.json_bytes(names)) if names else 0
+    assert packs.segment_lengths(made, count).tolist() == [len(segment) - named]
     decoded = packs.decode_segment(segment, count)
     for name in ("run", "minute", "branch", "n"):
         assert decoded[name].tolist() == np.asarray(made[name]).tolist(), name
+    assert decoded["branches"] == names
 
 
 def test_a_runs_minute_is_read_from_its_time_in_utc():
@@ -102,14 +119,13 @@ def history(branches: list[str]) -> Columns:
                    [], rows)
 
 
-def test_a_series_numbers_its_branches_as_they_first_appear():
-    older = history(["main", "pr-1", "main", "pr-2", "main"])
-    grown = history(["main", "pr-1", "main", "pr-2", "main", "pr-3", "pr-1", "main"])
-    codes, names = data.branch_index(build_model(older).series[0].points)
+def test_points_number_their_branches_as_they_first_appear_among_them():
+    grown = build_model(history(["main", "pr-1", "main", "pr-2", "main", "pr-3", "pr-1",
+                                 "main"])).series[0].points
+    codes, names = data.branch_index(grown[:5])
     assert names == ["main", "pr-1", "pr-2"] and codes.tolist() == [0, 1, 0, 2, 0]
-    codes, names = data.branch_index(build_model(grown).series[0].points)
-    assert names == ["main", "pr-1", "pr-2", "pr-3"]  # older points keep their numbers
-    assert codes.tolist() == [0, 1, 0, 2, 0, 3, 1, 0]
+    codes, names = data.branch_index(grown[5:])
+    assert names == ["pr-3", "pr-1", "main"] and codes.tolist() == [0, 1, 2]
 
 
 def test_the_head_file_carries_its_points_minutes_and_branches_and_locates_run_tables(
@@ -120,28 +136,26 @@ def test_the_head_file_carries_its_points_minutes_and_branches_and_locates_run_t
     site = build_site(history(branches), tmp_path / "site", finder=no_change_points)
     head_file = next((site / "json" / "series").glob("*.json"))
     head = json.loads(head_file.read_text(encoding="utf-8"))
-    assert head["branches"] == ["main", "pr-1", "pr-2"]
+    assert head["branches"] == ["main"]  # its own points' only: pr-1 and pr-2 ran earlier
     assert head["run_tables"] == [f"../json/runs/table-{k}.json" for k in range(4)]
     assert head["run_table_first"] == [0, 3, 6, 9]
-    minutes, codes = [], []
+    minutes, named = [], []
     for chunk in head["chunks"]:
         packed = (site / "bench" / chunk["file"]).resolve().read_bytes()
         part = packs.decode_segment(packed[chunk["offset"]:chunk["offset"] + chunk["length"]],
                                     chunk["count"])
         minutes += part["minute"].tolist()
-        codes += part["branch"].tolist()
+        named += [part["branches"][c] for c in part["branch"].tolist()]
     minutes += np.cumsum(head["points"]["minute_steps"]).tolist()
-    codes += head["points"]["branch"]
+    named += [head["branches"][c] for c in head["points"]["branch"]]
     assert minutes == [minute_of(f"2026-01-01T00:{i:02d}:00Z") for i in range(10)]
-    assert [head["branches"][c] for c in codes] == branches
+    assert named == branches
 
 
-def test_renaming_an_older_branch_rewrites_the_chunks_whose_numbering_it_moves(tmp_path,
-                                                                                monkeypatch):
+def test_renaming_an_older_branch_rebuilds_as_a_fresh_build_would(tmp_path, monkeypatch):
     monkeypatch.setattr(data, "CHUNK_POINTS", 4)
     before = history(["main", "main", "pr-1", "pr-2", "main", "pr-2", "pr-1", "main", "main"])
-    # pr-1 renamed to pr-2's name... and back: the first chunk now names pr-2 first, which
-    # renumbers the second chunk's points though neither their runs' facts nor values moved
+    # pr-1 and pr-2 swap names in the first chunk only
     renamed = dataclasses.replace(before, runs=[
         {**facts, "branch": {"pr-1": "pr-2", "pr-2": "pr-1"}[facts["branch"]]}
         if i < 4 and facts["branch"] in ("pr-1", "pr-2") else facts

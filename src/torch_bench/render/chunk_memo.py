@@ -70,9 +70,8 @@ class ChunkMemo:
         if len(digests) < whole:
             first = len(digests) * data.CHUNK_POINTS
             env = env_of(series)
-            branch = data.branch_index(series.points)[0]
             digests += chunk_digests(series.points[first:], self._run_digests, env[first:],
-                                     data.CHUNK_POINTS, branch[first:])
+                                     data.CHUNK_POINTS)
             lengths += data.chunk_lengths(series, env, first=len(lengths))
         found = Chunks(tuple(digests), tuple(lengths))
         if whole:

@@ -70,14 +70,12 @@ def series_key(series: Series, runs: np.ndarray, *inputs: Any, since: int = 0) -
 
 
 CHUNK_RECORD = np.dtype([("run", "<u8"), ("median", "<f8"), ("q1", "<f8"), ("q3", "<f8"),
-                         ("n", "<i4"), ("env", "<i4"), ("branch", "<i4")])
+                         ("n", "<i4"), ("env", "<i4")])
 
 
-def chunk_digests(points: Points, runs: np.ndarray, env: np.ndarray, size: int,
-                  branch: np.ndarray | None = None) -> list[str]:
+def chunk_digests(points: Points, runs: np.ndarray, env: np.ndarray, size: int) -> list[str]:
     """A hash of each complete chunk of `size` points (their runs through the runs' digests,
-    their values, environment and branch codes): what a packed history chunk holds of one
-    series.
+    their values and environment codes): what a packed history chunk holds of one series.
     The points are laid out once as records, so each chunk is one contiguous buffer."""
     whole = len(points) // size * size
     records = np.empty(whole, CHUNK_RECORD)
@@ -85,7 +83,6 @@ def chunk_digests(points: Points, runs: np.ndarray, env: np.ndarray, size: int,
     for name in ("median", "q1", "q3", "n"):
         records[name] = getattr(points, name)[:whole]
     records["env"] = env[:whole]
-    records["branch"] = 0 if branch is None else branch[:whole]
     buffer = records.view(np.uint8)
     step = size * CHUNK_RECORD.itemsize
     return [hashlib.sha1(buffer[start:start + step]).hexdigest()[:20]

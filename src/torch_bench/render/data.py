@@ -5,6 +5,7 @@ Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
      "branches": [name],                               # referred to by points.branch
+                                                       # (each chunk has its own list)
      "chunks": [{"file", "offset", "length", "count"}],  # the older points, oldest first:
                                                        # segments of packed files (packs.py,
                                                        # each its own length)
@@ -17,8 +18,10 @@ Contract with static/dashboard.js -- a series' head file:
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
 A point carries what the chart needs of its run: when it was made (minutes since 1970-01-01
 UTC; "minute_steps" holds the first point's minute, then each point's step from the one
-before, a few digits where the full minute takes eight) and its "branch"; so does every
-point of a packed chunk. The page draws and
+before, a few digits where the full minute takes eight) and its "branch", a position in the
+"branches" of its part of the history (the head file's, or its packed chunk's own: so a
+head file does not grow with every branch the benchmark ever ran on, and a chunk's bytes
+depend on its own runs only); so does every point of a packed chunk. The page draws and
 filters the whole history from the head file and its chunks alone, and fetches a run table
 only when it shows a point's commit (hover, click, CSV download), one table per RUN_CHUNK
 runs: the idle fetch of a benchmark's history stays about its points' own bytes, whatever
@@ -67,8 +70,8 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
     noted = noted or {}
     pts = series.points
     codes, labels = environment_index(pts)
-    branch_codes, branches = branch_index(pts)
     first = len(chunks) * CHUNK_POINTS
+    branch_codes, branches = branch_index(pts[first:])
     return {
         "id": series.benchmark_id,
         "suite": series.suite,
@@ -83,7 +86,7 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "chunks": [dict(chunk) for chunk in chunks],
         "run_tables": list(run_tables),
         "run_table_first": list(run_table_first),
-        "points": head_points(pts[first:], codes[first:], branch_codes[first:]),
+        "points": head_points(pts[first:], codes[first:], branch_codes),
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
         "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
                            "regression": m.regression,
@@ -107,23 +110,32 @@ def run_chunks_of(series: Series) -> list[int]:
 def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
     """Points [chunk x CHUNK_POINTS, (chunk + 1) x CHUNK_POINTS) of a series as a packed
     segment (packs.py); `env`: environment_index of all its points."""
-    return packs.encode_segment(segment_columns(
-        series, env, slice(chunk * CHUNK_POINTS, (chunk + 1) * CHUNK_POINTS)))
+    span = slice(chunk * CHUNK_POINTS, (chunk + 1) * CHUNK_POINTS)
+    codes, branches = branch_index(series.points[span])
+    return packs.encode_segment({**segment_columns(series, env, span), "branch": codes},
+                                branches)
 
 
 def chunk_lengths(series: Series, env: np.ndarray, first: int = 0) -> list[int]:
     """The length of each complete chunk's segment from chunk `first` on (what
     `chunk_segment` makes), cheaply."""
-    span = slice(first * CHUNK_POINTS, complete_chunks(series) * CHUNK_POINTS)
-    return packs.segment_lengths(segment_columns(series, env, span), CHUNK_POINTS).tolist()
+    whole = complete_chunks(series)
+    span = slice(first * CHUNK_POINTS, whole * CHUNK_POINTS)
+    codes, names = [], []
+    for k in range(first, whole):
+        local, branches = branch_index(series.points[k * CHUNK_POINTS:(k + 1) * CHUNK_POINTS])
+        codes.append(local)
+        names.append(len(packs.json_bytes(branches)))
+    columns = {**segment_columns(series, env, span),
+               "branch": np.concatenate(codes) if codes else np.zeros(0, np.int32)}
+    return (packs.segment_lengths(columns, CHUNK_POINTS) + np.asarray(names, np.int64)).tolist()
 
 
 def segment_columns(series: Series, env: np.ndarray, span: slice) -> dict[str, np.ndarray]:
-    """What a packed segment holds of the points in `span`."""
+    """What a packed segment holds of the points in `span`, but their branches."""
     pts = series.points[span]
     return {"run": pts.run, "n": pts.n, "median": pts.median, "q1": pts.q1, "q3": pts.q3,
-            "env": env[span], "minute": pts.table.minutes[pts.run],
-            "branch": branch_index(series.points)[0][span]}
+            "env": env[span], "minute": pts.table.minutes[pts.run]}
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
@@ -145,22 +157,15 @@ def _environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str,
 
 
 def branch_index(points: Points) -> tuple[np.ndarray, list[str]]:
-    """Per point, its run's branch as a position in the list of the series' branches (in
-    order of first appearance, so an older chunk's numbering never changes as the history
-    grows), and that list. Worked out once per Points object."""
-    return points.derived("branch_index", lambda: _branch_index(points))
-
-
-def _branch_index(points: Points) -> tuple[np.ndarray, list[str]]:
+    """Per point, its run's branch as a position in the list of these points' branches (in
+    order of first appearance), and that list."""
     table = points.table
     codes = table.branch[points.run]
     distinct, first_seen = np.unique(codes, return_index=True)
     ordered = distinct[np.argsort(first_seen)]
     renumber = np.zeros(len(table.branch_names) or 1, np.int32)
     renumber[ordered] = np.arange(len(ordered), dtype=np.int32)
-    numbered = renumber[codes]
-    numbered.flags.writeable = False  # shared by every caller (Points.derived)
-    return numbered, [table.branch_names[c] for c in ordered.tolist()]
+    return renumber[codes], [table.branch_names[c] for c in ordered.tolist()]
 
 
 def head_points(pts: Points, env: np.ndarray, branch: np.ndarray) -> dict[str, Any]:

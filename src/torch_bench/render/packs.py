@@ -21,10 +21,12 @@ allow (static/dashboard.js reads it; `decode_segment` is the same reader in Pyth
         stored), 1, 2 or 4 bytes unsigned; the 4-byte columns first, then the 2-byte, then
         the 1-byte (each in the order of INTEGER_COLUMNS), so every column is aligned for a
         typed array.
+    branches, to the segment's end (none when no point has a branch): the names its branch
+        numbers refer to, a JSON array (as json_bytes writes it), in order of first appearance
 
 run is the run's position in the history (its row in the run tables), env the environment's
 position in the series' head file, minute when the run was made (minutes since 1970-01-01
-UTC) and branch its branch's position in the head file's "branches": what the chart, its
+UTC) and branch its branch's position in the segment's own branches: what the chart, its
 date axis and its branch filter need of each point's run, carried with the point so that
 the page fetches no run table to draw the whole history. A series measured in every run of
 one branch, made at a steady pace, has run and minute steps of one value each and a
@@ -129,7 +131,8 @@ def _integers(columns: Mapping[str, np.ndarray], rows: int) -> dict[str, np.ndar
 
 def segment_lengths(columns: Mapping[str, np.ndarray], count: int) -> np.ndarray:
     """The length of each segment `encode_segment` makes of points [k x count, (k + 1) x
-    count) of `columns` (whose length is a multiple of `count`), without encoding them."""
+    count) of `columns` (whose length is a multiple of `count`), without encoding them;
+    their branch names not counted."""
     rows = len(columns["run"]) // count
     if not rows:
         return np.zeros(0, np.int64)
@@ -140,13 +143,15 @@ def segment_lengths(columns: Mapping[str, np.ndarray], count: int) -> np.ndarray
     return total
 
 
-def encode_segment(columns: Mapping[str, np.ndarray]) -> bytes:
+def encode_segment(columns: Mapping[str, np.ndarray], branches: Sequence[str] = ()) -> bytes:
     """One series' points as a segment: "run" (increasing), "n", "median", "q1", "q3", "env"
-    and, optionally (0 without them), "minute" and "branch", each the same length."""
+    and, optionally (0 without them), "minute" and "branch", each the same length;
+    `branches`: the names "branch" numbers."""
+    names = json_bytes(list(branches)) if branches else b""
     count = len(columns["run"])
     if not count:
         return HEADER.pack(FORMAT, SYMMETRIC, *[0] * (len(INTEGER_COLUMNS) + 2 + len(
-            INTEGER_COLUMNS)))
+            INTEGER_COLUMNS))) + names
     median32, half32, q1, q3 = _floats32(columns, 1)
     mode = int(spread_modes(median32, half32, q1, q3)[0])
     spread = [half32] if mode == SYMMETRIC else [q1.astype("<f4"), q3.astype("<f4")]
@@ -163,11 +168,12 @@ def encode_segment(columns: Mapping[str, np.ndarray]) -> bytes:
     for width in (4, 2, 1):
         parts += [(ints[name] - bases[name]).astype(WIDTHS[width]).tobytes()
                   for name in INTEGER_COLUMNS if widths[name] == width]
-    return b"".join(parts)
+    return b"".join(parts) + names
 
 
 def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
-    """The columns of a segment of `count` points (as static/dashboard.js reads them)."""
+    """The columns of a segment of `count` points and its "branches" (as static/dashboard.js
+    reads them)."""
     if len(data) < HEADER.size:
         raise ValueError(f"a segment of {len(data)} bytes has no header")
     fmt, mode, *rest = HEADER.unpack_from(data)
@@ -181,8 +187,9 @@ def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
     sizes = {name: max(count - 1, 0) if name in STEPPED else count for name in INTEGER_COLUMNS}
     expected = (HEADER.size + 4 * count * (2 if mode == SYMMETRIC else 3)
                 + sum(widths[name] * sizes[name] for name in INTEGER_COLUMNS))
-    if len(data) != expected:
+    if len(data) < expected:
         raise ValueError(f"a segment of {len(data)} bytes, not the {expected} its header says")
+    branches = segment_branches(data[expected:])
     start = HEADER.size
 
     def take(dtype: str, size: int) -> np.ndarray:
@@ -206,7 +213,21 @@ def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
                [:count] for name in STEPPED}
     return {"run": stepped["run"], "n": ints["n"] + bases["n"], "median": median, "q1": q1,
             "q3": q3, "env": ints["env"] + bases["env"], "minute": stepped["minute"],
-            "branch": ints["branch"] + bases["branch"]}
+            "branch": ints["branch"] + bases["branch"], "branches": branches}
+
+
+def segment_branches(tail: bytes) -> list[str]:
+    """The branch names ending a segment (none: an empty tail)."""
+    if not tail:
+        return []
+    try:
+        names = json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"a segment ending in {len(tail)} bytes that are no branch names") \
+            from error
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("a segment ending in something other than branch names")
+    return names
 
 
 def encode_run_values(payload: Mapping[str, Any]) -> bytes:

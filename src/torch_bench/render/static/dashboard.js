@@ -507,7 +507,8 @@
 
   // A packed segment of `count` points (render/packs.py): a 36-byte header, then median and
   // spread as float32, then run steps, n, env, minute steps and branch, each stored minus its
-  // base in 0, 1, 2 or 4 bytes, the widest first (so every typed array is aligned).
+  // base in 0, 1, 2 or 4 bytes, the widest first (so every typed array is aligned), then the
+  // names its branch numbers refer to, as JSON, to its end.
   // Little-endian: the byte order of every platform browsers run on, which typed arrays use.
   // float32 values are read back as the six significant digits the JSON files carry.
   const SEGMENT_FORMAT = 3;
@@ -556,6 +557,8 @@
       }
       columns[name] = values;
     });
+    const tail = new Uint8Array(buffer, start);
+    columns.branches = tail.length ? JSON.parse(new TextDecoder().decode(tail)) : [];
     return columns;
   }
 
@@ -576,7 +579,7 @@
       .then((bytes) => decodeSegment(bytes, c.count))));
     const points = { pos: [], time: [], date: [], branch: [], run: [], sha: [], message: [], url: [] };
     POINT_VALUES.forEach((key) => { points[key] = []; });
-    const own = head.points;  // its minutes as steps, the first one whole
+    const own = Object.assign({ branches: head.branches }, head.points);  // minutes as steps
     own.minute = own.minute_steps.slice();
     for (let i = 1; i < own.minute.length; i += 1) own.minute[i] += own.minute[i - 1];
     chunks.concat([own]).forEach((part) => {
@@ -585,7 +588,7 @@
         points.pos.push(part.run[i]);
         points.time.push(time);
         points.date.push(new Date(time).toISOString().slice(0, 16) + "Z");
-        points.branch.push(head.branches[part.branch[i]]);
+        points.branch.push(part.branches[part.branch[i]]);
         POINT_VALUES.forEach((key) => points[key].push(part[key][i]));
       }
     });
