@@ -21,8 +21,9 @@ allow (static/dashboard.js reads it; `decode_segment` is the same reader in Pyth
         stored), 1, 2 or 4 bytes unsigned; the 4-byte columns first, then the 2-byte, then
         the 1-byte (each in the order of INTEGER_COLUMNS), so every column is aligned for a
         typed array.
-    branches, to the segment's end (none when no point has a branch): the names its branch
-        numbers refer to, a JSON array (as json_bytes writes it), in order of first appearance
+    branches, to the segment's end (nothing when no names are given): the names its branch
+        numbers refer to, a JSON array (as json_bytes writes it), in order of first
+        appearance among its points; its length is the segment's, less the above
 
 run is the run's position in the history (its row in the run tables), env the environment's
 position in the series' head file, minute when the run was made (minutes since 1970-01-01
@@ -30,11 +31,12 @@ UTC) and branch its branch's position in the segment's own branches: what the ch
 date axis and its branch filter need of each point's run, carried with the point so that
 the page fetches no run table to draw the whole history. A series measured in every run of
 one branch, made at a steady pace, has run and minute steps of one value each and a
-constant n: 9 bytes per point, of which 8 are its median and spread (runs made at uneven
-times: one more byte per point while consecutive points lie within 255 minutes of a
-common step, two within 45 days). float32 keeps the six
-significant digits the JSON files carry; the symmetric form is used only where it gives q1 and
-q3 back within two float32 roundings.
+constant n: 9 bytes per point, of which 8 are its median and spread, and a few bytes for
+its branch's name. Runs made at uneven times take one more byte per point while a chunk's
+minute steps differ by less than 256 (four hours), two while they differ by less than 65,536
+(45 days); points on several branches one more. float32 keeps the six significant digits
+the JSON files carry; the symmetric form is used only where it gives q1 and q3 back within
+two float32 roundings.
 
 Run values packs (paths.run_values_pack): one part per run, `encode_run_values`.
 
