@@ -4,14 +4,28 @@
 Contract with static/dashboard.js -- a series' head file:
     {"id", "suite", "name", "metric", "unit", "direction", "params",
      "environments": [{"label", "gpu", "torch"}],      # referred to by points.env
+     "branches": [name],                               # referred to by points.branch
+                                                       # (each chunk has its own list)
      "chunks": [{"file", "offset", "length", "count"}],  # the older points, oldest first:
                                                        # segments of packed files (packs.py,
                                                        # each its own length)
-     "run_tables": [file],                             # the run tables its points refer to
-     "points": {"run", "env", "median", "q1", "q3", "n"},  # one entry per point, oldest first
+     "run_tables": [file],                             # the run tables its points refer to,
+     "run_table_first": [run],                         # and the first run each one holds
+     "points": {"run", "env", "median", "q1", "q3", "n", "minute_steps", "branch"},
+                                                       # one entry per point, oldest first
      "env_changes": [{"index", "label"}],
      "change_points": [{"index", "ratio", "regression", "note"?}],  # note: the run's notes
      "overlays": {facet key: [{"value", "file"}]}}  # sibling series differing in that facet
+A point carries what the chart needs of its run: when it was made (minutes since 1970-01-01
+UTC; "minute_steps" holds the first point's minute, then each point's step from the one
+before, a few digits where the full minute takes eight) and its "branch", a position in the
+"branches" of its part of the history (the head file's, or its packed chunk's own: so a
+head file does not grow with every branch the benchmark ever ran on, and a chunk's bytes
+depend on its own runs only); so does every point of a packed chunk. The page draws and
+filters the whole history from the head file and its chunks alone, and fetches a run table
+only when it shows a point's commit (hover, click, CSV download), one table per RUN_CHUNK
+runs: the idle fetch of a benchmark's history stays about its points' own bytes, whatever
+the history's length or how sparsely the benchmark was measured.
 A point's "run" is the run's position in the history; run table k (paths.run_table) holds
 what the pages show of runs [k x RUN_CHUNK, (k + 1) x RUN_CHUNK):
     {"first", "commit_url_prefix", "run", "date", "sha", "branch", "message", "url" (only
@@ -48,7 +62,8 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
                    overlays: Mapping[str, list[dict[str, str]]],
                    chunks: Sequence[Mapping[str, Any]] = (),
                    run_tables: Sequence[str] = (),
-                   noted: Mapping[int, str] | None = None) -> dict[str, Any]:
+                   noted: Mapping[int, str] | None = None,
+                   run_table_first: Sequence[int] = ()) -> dict[str, Any]:
     """The head file of a series: what describes it, where its complete chunks are
     (`chunks`, CHUNK_POINTS points each, oldest first) and its points after them.
     `noted`: change point index -> what its marker adds (render/notes.py)."""
@@ -56,6 +71,7 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
     pts = series.points
     codes, labels = environment_index(pts)
     first = len(chunks) * CHUNK_POINTS
+    branch_codes, branches = branch_index(pts[first:])
     return {
         "id": series.benchmark_id,
         "suite": series.suite,
@@ -66,9 +82,11 @@ def series_payload(series: Series, env_marks: Sequence[EnvChange],
         "params": dict(series.params),
         "environments": [{"label": label, "gpu": gpu, "torch": torch}
                          for label, gpu, torch in labels],
+        "branches": branches,
         "chunks": [dict(chunk) for chunk in chunks],
         "run_tables": list(run_tables),
-        "points": head_points(pts[first:], codes[first:]),
+        "run_table_first": list(run_table_first),
+        "points": head_points(pts[first:], codes[first:], branch_codes),
         "env_changes": [{"index": m.index, "label": m.label} for m in env_marks],
         "change_points": [{"index": m.index, "ratio": rounded(m.ratio),
                            "regression": m.regression,
@@ -93,19 +111,31 @@ def chunk_segment(series: Series, chunk: int, env: np.ndarray) -> bytes:
     """Points [chunk x CHUNK_POINTS, (chunk + 1) x CHUNK_POINTS) of a series as a packed
     segment (packs.py); `env`: environment_index of all its points."""
     span = slice(chunk * CHUNK_POINTS, (chunk + 1) * CHUNK_POINTS)
-    pts = series.points[span]
-    return packs.encode_segment({"run": pts.run, "n": pts.n, "median": pts.median,
-                                 "q1": pts.q1, "q3": pts.q3, "env": env[span]})
+    codes, branches = branch_index(series.points[span])
+    return packs.encode_segment({**segment_columns(series, env, span), "branch": codes},
+                                branches)
 
 
 def chunk_lengths(series: Series, env: np.ndarray, first: int = 0) -> list[int]:
     """The length of each complete chunk's segment from chunk `first` on (what
     `chunk_segment` makes), cheaply."""
-    span = slice(first * CHUNK_POINTS, complete_chunks(series) * CHUNK_POINTS)
+    whole = complete_chunks(series)
+    span = slice(first * CHUNK_POINTS, whole * CHUNK_POINTS)
+    codes, names = [], []
+    for k in range(first, whole):
+        local, branches = branch_index(series.points[k * CHUNK_POINTS:(k + 1) * CHUNK_POINTS])
+        codes.append(local)
+        names.append(len(packs.json_bytes(branches)))
+    columns = {**segment_columns(series, env, span),
+               "branch": np.concatenate(codes) if codes else np.zeros(0, np.int32)}
+    return (packs.segment_lengths(columns, CHUNK_POINTS) + np.asarray(names, np.int64)).tolist()
+
+
+def segment_columns(series: Series, env: np.ndarray, span: slice) -> dict[str, np.ndarray]:
+    """What a packed segment holds of the points in `span`, but their branches."""
     pts = series.points[span]
-    return packs.segment_lengths({"run": pts.run, "n": pts.n, "median": pts.median,
-                                  "q1": pts.q1, "q3": pts.q3, "env": env[span]},
-                                 CHUNK_POINTS).tolist()
+    return {"run": pts.run, "n": pts.n, "median": pts.median, "q1": pts.q1, "q3": pts.q3,
+            "env": env[span], "minute": pts.table.minutes[pts.run]}
 
 
 def environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
@@ -126,9 +156,23 @@ def _environment_index(points: Points) -> tuple[np.ndarray, list[tuple[str, str,
     return numbered, [environments[c] for c in ordered.tolist()]
 
 
-def head_points(pts: Points, env: np.ndarray) -> dict[str, Any]:
+def branch_index(points: Points) -> tuple[np.ndarray, list[str]]:
+    """Per point, its run's branch as a position in the list of these points' branches (in
+    order of first appearance), and that list."""
+    table = points.table
+    codes = table.branch[points.run]
+    distinct, first_seen = np.unique(codes, return_index=True)
+    ordered = distinct[np.argsort(first_seen)]
+    renumber = np.zeros(len(table.branch_names) or 1, np.int32)
+    renumber[ordered] = np.arange(len(ordered), dtype=np.int32)
+    return renumber[codes], [table.branch_names[c] for c in ordered.tolist()]
+
+
+def head_points(pts: Points, env: np.ndarray, branch: np.ndarray) -> dict[str, Any]:
     return {"run": pts.run.tolist(), "env": env.tolist(), "median": rounded_list(pts.median),
-            "q1": rounded_list(pts.q1), "q3": rounded_list(pts.q3), "n": pts.n.tolist()}
+            "q1": rounded_list(pts.q1), "q3": rounded_list(pts.q3), "n": pts.n.tolist(),
+            "minute_steps": np.diff(pts.table.minutes[pts.run], prepend=0).tolist(),
+            "branch": branch.tolist()}
 
 
 def run_table_payload(runs: Sequence[RunInfo], first: int, values_file: str,

@@ -6,6 +6,7 @@ Pure functions; no I/O.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import math
@@ -23,6 +24,7 @@ from torch_bench.store.reader import History
 
 DEFAULT_BASELINE_BRANCHES = ("main", "master")
 NOT_RECORDED = "not recorded"  # the environment of a run that recorded none (an import)
+MINUTE_LIMIT = 2**30
 
 
 class ChangePointLike(Protocol):
@@ -102,6 +104,13 @@ class RunTable:
         return np.asarray(codes, np.int32), list(seen)
 
     @functools.cached_property
+    def minutes(self) -> np.ndarray:
+        """When each run was made, in whole minutes since 1970-01-01 UTC (what the date axis
+        and the hover text need; the run tables keep the exact time). A date without an
+        offset is taken as UTC; one that cannot be read is 0."""
+        return np.asarray([minute_of(r.created_at) for r in self.infos], np.int64)
+
+    @functools.cached_property
     def versions(self) -> np.ndarray:
         """A code per run for the versions whose change is marked on a trend."""
         seen: dict[tuple[str, str, str], int] = {}
@@ -112,6 +121,21 @@ class RunTable:
     def version_change_texts(self) -> dict[tuple[int, int], str]:
         """Memo of markers.env_changes: the text of a change between two `versions` codes."""
         return {}
+
+
+def minute_of(created_at: str) -> int:
+    try:
+        moment = datetime.datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):
+        return 0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    try:
+        minute = int(moment.timestamp()) // 60
+    except (OverflowError, OSError, ValueError):
+        return 0
+    # within +-2**30 (years 0 to about 4000), so that any two differ by an int32
+    return max(-MINUTE_LIMIT, min(MINUTE_LIMIT, minute))
 
 
 class Points(Sequence[Point]):

@@ -8,22 +8,35 @@ it lies in one binary file (paths.series_pack), one segment per series in key or
 of N points is a header then columns, little-endian, each column as narrow as its values
 allow (static/dashboard.js reads it; `decode_segment` is the same reader in Python):
 
-    header, 24 bytes:
-        uint8 FORMAT, uint8 spread mode, uint8 width of run steps, of n, of env; 3 zero bytes
-        int32 the first point's run, then the base of run steps, of n, of env
+    header, 36 bytes:
+        uint8 FORMAT, uint8 spread mode, uint8 width of run steps, of n, of env, of minute
+        steps, of branch; 1 zero byte
+        int32 the first point's run, int32 its minute, then the base of run steps, of n, of
+        env, of minute steps, of branch
     median float32[N]
     spread mode SYMMETRIC: half float32[N]     q1 = median - half, q3 = median + half
            mode QUARTILES: q1, q3 float32[N]   (quartiles not centred on the median)
-    run steps (N - 1 of them: run[i] - run[i - 1]), n, env: each stored as its value minus
-        its base, in 0 (every value is the base: nothing stored), 1, 2 or 4 bytes unsigned;
-        the 4-byte columns first, then the 2-byte, then the 1-byte (each in the order run
-        steps, n, env), so every column is aligned for a typed array.
+    run steps (N - 1 of them: run[i] - run[i - 1]), n, env, minute steps (N - 1), branch:
+        each stored as its value minus its base, in 0 (every value is the base: nothing
+        stored), 1, 2 or 4 bytes unsigned; the 4-byte columns first, then the 2-byte, then
+        the 1-byte (each in the order of INTEGER_COLUMNS), so every column is aligned for a
+        typed array.
+    branches, to the segment's end (nothing when no names are given): the names its branch
+        numbers refer to, a JSON array (as json_bytes writes it), in order of first
+        appearance among its points; its length is the segment's, less the above
 
 run is the run's position in the history (its row in the run tables), env the environment's
-position in the series' head file. A series measured in every run has run steps of 1 and a
-constant n: 9 bytes per point, of which 8 are its median and spread. float32 keeps the six
-significant digits the JSON files carry; the symmetric form is used only where it gives q1 and
-q3 back within two float32 roundings.
+position in the series' head file, minute when the run was made (minutes since 1970-01-01
+UTC) and branch its branch's position in the segment's own branches: what the chart, its
+date axis and its branch filter need of each point's run, carried with the point so that
+the page fetches no run table to draw the whole history. A series measured in every run of
+one branch, made at a steady pace, has run and minute steps of one value each and a
+constant n: 9 bytes per point, of which 8 are its median and spread, and a few bytes for
+its branch's name. Runs made at uneven times take one more byte per point while a chunk's
+minute steps differ by less than 256 (four hours), two while they differ by less than 65,536
+(45 days); points on several branches one more. float32 keeps the six significant digits
+the JSON files carry; the symmetric form is used only where it gives q1 and q3 back within
+two float32 roundings.
 
 Run values packs (paths.run_values_pack): one part per run, `encode_run_values`.
 
@@ -44,10 +57,12 @@ import numpy as np
 from torch_bench.redact import scrub
 
 PACK_BUCKETS = 64
-FORMAT = 2  # 1 was fixed-width columns without a header
+FORMAT = 3  # 1 was fixed-width columns without a header; 2 had no minute and branch
 SYMMETRIC, QUARTILES = 0, 1
-HEADER = struct.Struct("<BBBBB3xiiii")
-INTEGER_COLUMNS = ("run", "n", "env")  # the order of their widths and bases in the header
+HEADER = struct.Struct("<BBBBBBBxiiiiiii")
+# the order of their widths and bases in the header; "run" and "minute" are stored as steps
+INTEGER_COLUMNS = ("run", "n", "env", "minute", "branch")
+STEPPED = ("run", "minute")
 WIDTHS = {0: None, 1: "<u1", 2: "<u2", 4: "<u4"}
 WIDTH_LIMITS, WIDTH_STEPS = np.asarray([1, 2**8, 2**16]), np.asarray([0, 1, 2, 4])
 # q1 and q3 remade from median and half are kept only this close to the values given:
@@ -101,17 +116,25 @@ def _floats32(columns: Mapping[str, np.ndarray], rows: int) -> tuple[np.ndarray,
 
 
 def _integers(columns: Mapping[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
+    """The integer columns as stored (steps for STEPPED ones); "minute" and "branch" are 0
+    where `columns` has none."""
     steps = np.diff(np.asarray(columns["run"], np.int64).reshape(rows, -1), axis=1)
     if steps.size and steps.min() < 1:
         raise ValueError("a segment's runs must increase")
-    return {"run": steps,
-            "n": np.asarray(columns["n"], np.int64).reshape(rows, -1),
-            "env": np.asarray(columns["env"], np.int64).reshape(rows, -1)}
+    shape = rows, len(columns["run"]) // max(rows, 1)
+
+    def plain(name: str) -> np.ndarray:
+        found = columns.get(name)
+        return np.zeros(shape, np.int64) if found is None else \
+            np.asarray(found, np.int64).reshape(rows, -1)
+    return {"run": steps, "n": plain("n"), "env": plain("env"),
+            "minute": np.diff(plain("minute"), axis=1), "branch": plain("branch")}
 
 
 def segment_lengths(columns: Mapping[str, np.ndarray], count: int) -> np.ndarray:
     """The length of each segment `encode_segment` makes of points [k x count, (k + 1) x
-    count) of `columns` (whose length is a multiple of `count`), without encoding them."""
+    count) of `columns` (whose length is a multiple of `count`), without encoding them;
+    their branch names not counted."""
     rows = len(columns["run"]) // count
     if not rows:
         return np.zeros(0, np.int64)
@@ -122,12 +145,15 @@ def segment_lengths(columns: Mapping[str, np.ndarray], count: int) -> np.ndarray
     return total
 
 
-def encode_segment(columns: Mapping[str, np.ndarray]) -> bytes:
-    """One series' points as a segment: "run" (increasing), "n", "median", "q1", "q3" and
-    "env", each the same length."""
+def encode_segment(columns: Mapping[str, np.ndarray], branches: Sequence[str] = ()) -> bytes:
+    """One series' points as a segment: "run" (increasing), "n", "median", "q1", "q3", "env"
+    and, optionally (0 without them), "minute" and "branch", each the same length;
+    `branches`: the names "branch" numbers."""
+    names = json_bytes(list(branches)) if branches else b""
     count = len(columns["run"])
     if not count:
-        return HEADER.pack(FORMAT, SYMMETRIC, 0, 0, 0, 0, 0, 0, 0)
+        return HEADER.pack(FORMAT, SYMMETRIC, *[0] * (len(INTEGER_COLUMNS) + 2 + len(
+            INTEGER_COLUMNS))) + names
     median32, half32, q1, q3 = _floats32(columns, 1)
     mode = int(spread_modes(median32, half32, q1, q3)[0])
     spread = [half32] if mode == SYMMETRIC else [q1.astype("<f4"), q3.astype("<f4")]
@@ -136,30 +162,36 @@ def encode_segment(columns: Mapping[str, np.ndarray]) -> bytes:
     for name, values in ints.items():
         base, width = integer_widths(values)
         bases[name], widths[name] = int(base[0]), int(width[0])
+    minute = columns.get("minute")
     header = HEADER.pack(FORMAT, mode, *(widths[name] for name in INTEGER_COLUMNS),
-                         int(columns["run"][0]), *(bases[name] for name in INTEGER_COLUMNS))
+                         int(columns["run"][0]), 0 if minute is None else int(minute[0]),
+                         *(bases[name] for name in INTEGER_COLUMNS))
     parts = [header, median32.tobytes(), *(column.tobytes() for column in spread)]
     for width in (4, 2, 1):
         parts += [(ints[name] - bases[name]).astype(WIDTHS[width]).tobytes()
                   for name in INTEGER_COLUMNS if widths[name] == width]
-    return b"".join(parts)
+    return b"".join(parts) + names
 
 
 def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
-    """The columns of a segment of `count` points (as static/dashboard.js reads them)."""
+    """The columns of a segment of `count` points and its "branches" (as static/dashboard.js
+    reads them)."""
     if len(data) < HEADER.size:
         raise ValueError(f"a segment of {len(data)} bytes has no header")
     fmt, mode, *rest = HEADER.unpack_from(data)
-    widths = dict(zip(INTEGER_COLUMNS, rest[:3], strict=True))
-    first, bases = rest[3], dict(zip(INTEGER_COLUMNS, rest[4:], strict=True))
+    kinds = len(INTEGER_COLUMNS)
+    widths = dict(zip(INTEGER_COLUMNS, rest[:kinds], strict=True))
+    firsts = dict(zip(STEPPED, rest[kinds:kinds + 2], strict=True))
+    bases = dict(zip(INTEGER_COLUMNS, rest[kinds + 2:], strict=True))
     if fmt != FORMAT or mode not in (SYMMETRIC, QUARTILES) or \
             any(w not in WIDTHS for w in widths.values()):
         raise ValueError(f"a segment of another format ({fmt}, {mode}, {widths})")
-    sizes = {"run": max(count - 1, 0), "n": count, "env": count}
+    sizes = {name: max(count - 1, 0) if name in STEPPED else count for name in INTEGER_COLUMNS}
     expected = (HEADER.size + 4 * count * (2 if mode == SYMMETRIC else 3)
                 + sum(widths[name] * sizes[name] for name in INTEGER_COLUMNS))
-    if len(data) != expected:
+    if len(data) < expected:
         raise ValueError(f"a segment of {len(data)} bytes, not the {expected} its header says")
+    branches = segment_branches(data[expected:])
     start = HEADER.size
 
     def take(dtype: str, size: int) -> np.ndarray:
@@ -179,9 +211,25 @@ def decode_segment(data: bytes, count: int) -> dict[str, np.ndarray]:
         for name in INTEGER_COLUMNS:
             if widths[name] == width:
                 ints[name] = take(WIDTHS[width], sizes[name]).astype(np.int64)
-    run = first + np.concatenate([[0], np.cumsum(ints["run"] + bases["run"])])[:count]
-    return {"run": run, "n": ints["n"] + bases["n"], "median": median, "q1": q1, "q3": q3,
-            "env": ints["env"] + bases["env"]}
+    stepped = {name: firsts[name] + np.concatenate([[0], np.cumsum(ints[name] + bases[name])])
+               [:count] for name in STEPPED}
+    return {"run": stepped["run"], "n": ints["n"] + bases["n"], "median": median, "q1": q1,
+            "q3": q3, "env": ints["env"] + bases["env"], "minute": stepped["minute"],
+            "branch": ints["branch"] + bases["branch"], "branches": branches}
+
+
+def segment_branches(tail: bytes) -> list[str]:
+    """The branch names ending a segment (none: an empty tail)."""
+    if not tail:
+        return []
+    try:
+        names = json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"a segment ending in {len(tail)} bytes that are no branch names") \
+            from error
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("a segment ending in something other than branch names")
+    return names
 
 
 def encode_run_values(payload: Mapping[str, Any]) -> bytes:

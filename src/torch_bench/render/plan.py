@@ -100,7 +100,8 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
     for series in model.series:
         siblings_of = siblings.get(series.key, {})
         chunks = chunk_entries.get(series.key, [])
-        run_tables = [paths.run_table(k) for k in data.run_chunks_of(series)]
+        run_chunks = data.run_chunks_of(series)
+        run_tables = [paths.run_table(k) for k in run_chunks]
         key = series_key(series, digests, marks[series.key], bands[series.key], nav,
                          model.baseline_branch,
                          {f: [s.key for s in members] for f, members in siblings_of.items()},
@@ -109,11 +110,12 @@ def plan_site(model: SiteModel, finder: ChangePointFinder = no_change_points,
                          since=len(chunk_keys[series.key]) * data.CHUNK_POINTS)
         groups.append(KeyedGroup(key, (paths.benchmark_page(series), paths.series_data(series),
                                        paths.trend_data(series)),
-                                 lambda series=series, chunks=chunks, run_tables=run_tables:
+                                 lambda series=series, chunks=chunks, run_tables=run_tables,
+                                 run_chunks=run_chunks:
                                  benchmark_outputs(model, series, marks[series.key],
                                                    bands[series.key],
                                                    siblings.get(series.key, {}), nav, chunks,
-                                                   run_tables, notes)))
+                                                   run_tables, notes, run_chunks)))
     groups.extend(pack_groups(pack_members, chunk_keys))
     groups.extend(run_groups(model, digests))
     training = data.training_payload(model)
@@ -138,7 +140,8 @@ def page_of(path: str, template: str, context: dict[str, Any], nav: dict[str, An
 def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMark],
                       band: NoiseBand, siblings: Mapping[str, list[Series]],
                       nav: dict[str, Any], chunks: Sequence[Mapping[str, Any]] = (),
-                      run_tables: Sequence[str] = (), notes: Notes | None = None) -> Outputs:
+                      run_tables: Sequence[str] = (), notes: Notes | None = None,
+                      run_chunks: Sequence[int] = ()) -> Outputs:
     """One benchmark's page, history head file and trend-card file."""
     path = paths.benchmark_page(series)
     root = paths.root_of(path)
@@ -151,7 +154,8 @@ def benchmark_outputs(model: SiteModel, series: Series, marks: Sequence[ChangeMa
          data.series_payload(series, env_changes(series.points), marks, overlays,
                              [{**chunk, "file": root + chunk["file"]} for chunk in chunks],
                              [root + table for table in run_tables],
-                             marker_labels(series, marks, notes or {}))),
+                             marker_labels(series, marks, notes or {}),
+                             [k * data.RUN_CHUNK for k in run_chunks])),
         (paths.trend_data(series),
          trends.trend_payload(series, marks, band, model.baseline_branch))))
 

@@ -505,24 +505,27 @@
     return whole.slice(offset, end);
   }
 
-  // A packed segment of `count` points (render/packs.py): a 24-byte header, then median and
-  // spread as float32, then run steps, n and env, each stored minus its base in 0, 1, 2 or 4
-  // bytes, the widest first (so every typed array is aligned). Little-endian: the byte order
-  // of every platform browsers run on, which typed arrays use. float32 values are read back
-  // as the six significant digits the JSON files carry.
-  const SEGMENT_FORMAT = 2;
+  // A packed segment of `count` points (render/packs.py): a 36-byte header, then median and
+  // spread as float32, then run steps, n, env, minute steps and branch, each stored minus its
+  // base in 0, 1, 2 or 4 bytes, the widest first (so every typed array is aligned), then the
+  // names its branch numbers refer to, as JSON, to its end.
+  // Little-endian: the byte order of every platform browsers run on, which typed arrays use.
+  // float32 values are read back as the six significant digits the JSON files carry.
+  const SEGMENT_FORMAT = 3;
+  const SEGMENT_HEADER = 36;
   const UNSIGNED = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
   function decodeSegment(buffer, count) {
-    const header = new DataView(buffer, 0, 24);
+    const header = new DataView(buffer, 0, SEGMENT_HEADER);
     if (header.getUint8(0) !== SEGMENT_FORMAT) throw new Error("a data segment of another format");
     const symmetric = header.getUint8(1) === 0;
-    const names = ["run", "n", "env"];
-    const sizes = { run: Math.max(count - 1, 0), n: count, env: count };
+    const names = ["run", "n", "env", "minute", "branch"];
+    const stepped = { run: 8, minute: 12 };  // where the first value of a stepped column is
     const ints = {};
     names.forEach((name, i) => {
-      ints[name] = { width: header.getUint8(2 + i), base: header.getInt32(12 + 4 * i, true) };
+      ints[name] = { width: header.getUint8(2 + i), base: header.getInt32(16 + 4 * i, true),
+                     size: name in stepped ? Math.max(count - 1, 0) : count };
     });
-    let start = 24;
+    let start = SEGMENT_HEADER;
     const floats = () => {
       const values = new Float32Array(buffer, start, count);
       start += 4 * count;
@@ -542,16 +545,20 @@
     [4, 2, 1].forEach((width) => names.forEach((name) => {
       const column = ints[name];
       if (column.width !== width) return;
-      column.stored = new UNSIGNED[width](buffer, start, sizes[name]);
-      start += width * sizes[name];
+      column.stored = new UNSIGNED[width](buffer, start, column.size);
+      start += width * column.size;
     }));
     const value = (name, i) => ints[name].base + (ints[name].stored ? ints[name].stored[i] : 0);
-    columns.n = Array.from({ length: count }, (_, i) => value("n", i));
-    columns.env = Array.from({ length: count }, (_, i) => value("env", i));
-    columns.run = new Array(count);
-    for (let i = 0; i < count; i += 1) {
-      columns.run[i] = i === 0 ? header.getInt32(8, true) : columns.run[i - 1] + value("run", i - 1);
-    }
+    names.forEach((name) => {
+      const values = new Array(count);
+      for (let i = 0; i < count; i += 1) {
+        if (!(name in stepped)) values[i] = value(name, i);
+        else values[i] = i === 0 ? header.getInt32(stepped[name], true) : values[i - 1] + value(name, i - 1);
+      }
+      columns[name] = values;
+    });
+    const tail = new Uint8Array(buffer, start);
+    columns.branches = tail.length ? JSON.parse(new TextDecoder().decode(tail)) : [];
     return columns;
   }
 
@@ -562,35 +569,82 @@
   }
 
   // Joins a series' history (render/data.py): the head file's points follow those of its
-  // chunks; each point's run (date, commit, message) is looked up in the run tables.
+  // chunks. Each point carries when its run was made and on which branch, all the chart
+  // needs; the rest of what is known of its run (commit, message, run id) is in the run
+  // tables, fetched by withRunFacts only when a point is shown.
   const POINT_VALUES = ["env", "median", "q1", "q3", "n"];
   async function fetchSeries(url) {
     const head = await fetchJSON(url);
-    const [chunks, tables] = await Promise.all([
-      Promise.all((head.chunks || []).map((c) => fetchPart(c.file, c.offset, c.length)
-        .then((bytes) => decodeSegment(bytes, c.count)))),
-      Promise.all((head.run_tables || []).map(fetchRunTable)),
-    ]);
-    const runs = new Map();  // position in the history -> [run table, its row]
-    tables.forEach((t) => t.run.forEach((_, row) => runs.set(t.first + row, [t, row])));
-    const points = { run: [], date: [], sha: [], branch: [], message: [], url: [] };
+    const chunks = await Promise.all((head.chunks || []).map((c) => fetchPart(c.file, c.offset, c.length)
+      .then((bytes) => decodeSegment(bytes, c.count))));
+    const points = { pos: [], time: [], date: [], branch: [], run: [], sha: [], message: [], url: [] };
     POINT_VALUES.forEach((key) => { points[key] = []; });
-    chunks.concat([head.points]).forEach((part) => {
+    const own = Object.assign({ branches: head.branches }, head.points);  // minutes as steps
+    own.minute = own.minute_steps.slice();
+    for (let i = 1; i < own.minute.length; i += 1) own.minute[i] += own.minute[i - 1];
+    chunks.concat([own]).forEach((part) => {
       for (let i = 0; i < part.run.length; i += 1) {
-        const [t, row] = runs.get(part.run[i]);
-        const sha = t.sha[row];
-        points.run.push(t.run[row]);
-        points.date.push(t.date[row]);
-        points.sha.push(sha);
-        points.branch.push(t.branch[row]);
-        points.message.push(t.message[row]);
-        const prefix = t.commit_url_prefix;
-        points.url.push(t.url ? t.url[row] : (prefix && sha ? prefix + sha : null));
+        const time = part.minute[i] * 60e3;
+        points.pos.push(part.run[i]);
+        points.time.push(time);
+        points.date.push(new Date(time).toISOString().slice(0, 16) + "Z");
+        points.branch.push(part.branches[part.branch[i]]);
         POINT_VALUES.forEach((key) => points[key].push(part[key][i]));
       }
     });
+    ["run", "sha", "message", "url"].forEach((key) => { points[key] = new Array(points.pos.length); });
     head.points = points;
     return decorate(head);
+  }
+
+  // Fills in the commit, message and run id of the series' points `indexes` from the run
+  // tables holding their runs (each fetched once per page, shared by every series), where
+  // `key` (the commit: "sha"; everything, run id included: "run") is not known yet.
+  async function withRunFacts(series, indexes, key) {
+    const p = series.points;
+    if (!p.pos) return;  // the page's own points came with their facts
+    const firsts = series.run_table_first || [];
+    const wanted = new Set();
+    indexes.forEach((i) => {
+      if (p[key || "sha"][i] !== undefined) return;
+      let k = firsts.length - 1;
+      while (k >= 0 && firsts[k] > p.pos[i]) k -= 1;
+      if (k < 0) throw new Error("no run table holds run " + p.pos[i]);
+      wanted.add(k);
+    });
+    if (!series.joined) series.joined = new Map();  // run table -> its facts filled in
+    await Promise.all(Array.from(wanted, (k) => {
+      if (!series.joined.has(k)) series.joined.set(k, fetchRunTable(series.run_tables[k]).then((t) => joinRunTable(p, t)));
+      return series.joined.get(k);
+    }));
+  }
+
+  function joinRunTable(p, t) {
+    const prefix = t.commit_url_prefix;
+    for (let i = 0; i < p.pos.length; i += 1) {
+      const row = p.pos[i] - t.first;
+      if (row < 0 || row >= t.run.length) continue;
+      const sha = t.sha[row];
+      p.run[i] = t.run[row];
+      p.date[i] = t.date[row];
+      p.sha[i] = sha;
+      p.message[i] = t.message[row];
+      p.url[i] = t.url ? t.url[row] : (prefix && sha ? prefix + sha : null);
+    }
+  }
+
+  function knowsRun(point) {
+    const p = point.series.points;
+    return !p.pos || p.sha[point.index] !== undefined;
+  }
+
+  // The drawn points' commits, as the page embeds them, for the same points of the whole
+  // history: pointing at the newest runs needs no run table.
+  function seedRunFacts(series, embedded) {
+    const p = series.points;
+    ["sha", "message", "url", "date"].forEach((key) => embedded[key].forEach((value, i) => {
+      if (p.run[embedded.first + i] === undefined) p[key][embedded.first + i] = value;
+    }));
   }
 
   // Expands a joined series into one array entry per point and column.
@@ -600,7 +654,6 @@
     p.gpu = p.env.map((k) => envs[k].gpu);
     p.torch = p.env.map((k) => envs[k].torch);
     p.env = p.env.map((k) => envs[k].label);
-    p.time = p.date.map((d) => Date.parse(d));
     return series;
   }
 
@@ -806,7 +859,17 @@
     }
 
     // A tip follows the pointer and lets it through; after a tap it stays, its link usable.
+    // A point whose run's commit is not yet known shows its value at once, and its commit
+    // once the run table holding it arrives (data-hover says the tip is complete).
+    let tipPoint = null;
     function showTip(point, pinned) {
+      tipPoint = point;
+      const known = knowsRun(point);
+      if (!known) {
+        withRunFacts(point.series, [point.index]).then(() => {
+          if (tipPoint === point) showTip(point, pinned);
+        }).catch((error) => showProblem(element, "Could not load the run: " + error.message));
+      }
       tip.classList.toggle("pinned", Boolean(pinned));
       const box = plotBox();
       const p = point.series.points;
@@ -831,7 +894,7 @@
       rows.push(value);
       const commit = htmlElement("div", "", null);
       const url = p.url[i];
-      const sha = htmlElement("code", "", (p.sha[i] || "").slice(0, 8));  // as short_sha
+      const sha = htmlElement("code", "", known ? (p.sha[i] || "").slice(0, 8) : "…");  // as short_sha
       if (typeof url === "string" && HTTP_URL.test(url)) {
         const link = htmlElement("a", "", null);
         link.href = url;
@@ -844,7 +907,7 @@
       }
       commit.append(" on ", htmlElement("code", "branch", p.branch[i]), " · " + String(p.date[i]).slice(0, 16).replace("T", " "));
       rows.push(commit);
-      rows.push(htmlElement("div", "message", p.message[i] || ""));
+      rows.push(htmlElement("div", "message", known ? p.message[i] || "" : ""));
       if (p.env) rows.push(htmlElement("div", "message", p.env[i]));
       tipRows(tip, rows);
       tip.hidden = false;
@@ -856,10 +919,12 @@
       tip.style.left = Math.max(start, Math.min(left + 12, host.width - width)) + "px";
       if (left + 12 + width > host.width) tip.style.left = Math.max(start, left - 12 - width) + "px";
       tip.style.top = Math.max(0, box.top - host.top + y * box.height - tip.offsetHeight - 10) + "px";
-      element.setAttribute("data-hover", String(i));
+      if (known) element.setAttribute("data-hover", String(i));
+      else element.removeAttribute("data-hover");
     }
 
     function hideTip() {
+      tipPoint = null;
       tip.hidden = true;
       element.querySelectorAll(".cross, .here").forEach((mark) => mark.remove());
       element.removeAttribute("data-hover");
@@ -910,8 +975,15 @@
         return;
       }
       const point = nearest(event, 16);  // a click on a point opens its commit
-      const url = point && point.series.points.url[point.index];
-      if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+      if (!point) return;
+      const open = () => {
+        const url = point.series.points.url[point.index];
+        if (typeof url === "string" && HTTP_URL.test(url)) window.open(url, "_blank", "noopener");
+      };
+      // a click still counts as one for a few seconds: long enough for the run's table
+      if (knowsRun(point)) open();
+      else withRunFacts(point.series, [point.index]).then(open)
+        .catch((error) => showProblem(element, "Could not load the run: " + error.message));
     });
     element.addEventListener("dblclick", () => setZoom({ mode: "all" }));
     // From the keyboard: arrows step from run to run, Escape hides the values.
@@ -954,6 +1026,7 @@
       if (!interactive) {
         interactive = load(element.dataset.series).then((loaded) => {
           full = loaded;
+          seedRunFacts(full, embedded);
           addBranchChoices(controls.branch, full.points.branch);
           drawn.points.forEach((p) => { p.series = full; p.index += embedded.first; });
           element.setAttribute("data-interactive", "1");
@@ -972,7 +1045,8 @@
 
     document.getElementById("download-csv").addEventListener("click", (event) => {
       event.preventDefault();
-      makeInteractive().then(() => downloadCSV(full, controls.branch.value))
+      makeInteractive().then(() => withRunFacts(full, full.points.median.map((_, i) => i), "run"))
+        .then(() => downloadCSV(full, controls.branch.value))
         .catch((error) => showProblem(element, "Could not load the data: " + error.message));
     });
     zoomAll.addEventListener("click", () => setZoom({ mode: "all" }));
