@@ -39,7 +39,8 @@ def test_fork_prs_never_reach_a_self_hosted_runner(path):
         if "self-hosted" not in runs_on:
             continue
         guarded = SAME_REPOSITORY in flat(job.get("if", "")) or (
-            SAME_REPOSITORY in runs_on and "ubuntu-latest" in runs_on)
+            SAME_REPOSITORY in runs_on and "ubuntu-latest" in runs_on) or \
+            flat(job.get("if", "")) == "github.event_name == 'push'"
         assert guarded, f"{path.name}: job {name} runs PR code from forks on self-hosted"
 
 
@@ -116,3 +117,32 @@ def test_the_action_declares_its_branding_and_one_version_everywhere():
     assert re.fullmatch(r"\d+\.\d+\.\d+", __version__) and int(__version__.split(".")[0]) >= 1
     assert 'dynamic = ["version"]' in (ROOT / "pyproject.toml").read_text()
     assert f"## [{__version__}] - " in (ROOT / "CHANGELOG.md").read_text()
+
+
+def quick_start() -> dict:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Quick start", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    document = yaml.safe_load(block)
+    document["on"] = document.pop(True, document.get("on"))
+    return document
+
+
+@pytest.mark.parametrize("name", ["README quick start", *[p.name for p in EXAMPLES]])
+def test_no_job_both_pushes_and_comments(name):
+    # least privilege: a job that can push the data branch never comments, and the other way
+    workflow = quick_start() if name == "README quick start" else load(ROOT / "examples" / name)
+    for job_name, job in workflow["jobs"].items():
+        granted = job.get("permissions") or {}
+        assert not (granted.get("contents") == "write" and
+                    granted.get("pull-requests") == "write"), f"{name}: job {job_name}"
+
+
+def test_the_quick_start_pushes_only_on_push_and_comments_only_on_prs():
+    jobs = quick_start()["jobs"]
+    writes = {name: job["permissions"] for name, job in jobs.items()}
+    pushing = [name for name, granted in writes.items() if granted.get("contents") == "write"]
+    commenting = [name for name, granted in writes.items()
+                  if granted.get("pull-requests") == "write"]
+    assert [flat(jobs[n]["if"]) for n in pushing] == ["github.event_name == 'push'"]
+    assert all(flat(jobs[n]["if"]).startswith("github.event_name == 'pull_request'")
+               and SAME_REPOSITORY in flat(jobs[n]["if"]) for n in commenting)
