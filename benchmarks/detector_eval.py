@@ -253,9 +253,19 @@ def _flags(comparison) -> tuple[dict, bool]:
     return flags, slower
 
 
-def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
-             change: float, confirm_rng=None) -> Draw:
-    """One PR; with `confirm_rng`, also the same PR after targeted confirmation."""
+class DrawnPR(NamedTuple):
+    suite: Suite
+    factors: np.ndarray  # the head's true slowdown of each benchmark
+    past: np.ndarray  # samples of the history's runs
+    now: np.ndarray  # samples of the head's runs
+    names: list[str]
+    history: list  # run documents
+    head: list
+
+
+def draw_pr(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
+            change: float) -> DrawnPR:
+    """One PR's suite, samples and run documents: benchmark 0 slowed by `change`."""
     suite = new_suite(rng, m)
     offsets = model.offsets(rng, history + runs, m, run_cv, suite.scales)
     factors = np.ones(m)
@@ -263,8 +273,15 @@ def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
     past = draw_samples(rng, suite, offsets[:history], model, np.ones(m))
     now = draw_samples(rng, suite, offsets[history:], model, factors)
     names = [f"b{j:04d}" for j in range(m)]
-    hist_runs = documents(past, names, 0, "main")
-    head_runs = documents(now, names, history, "pr")
+    return DrawnPR(suite, factors, past, now, names, documents(past, names, 0, "main"),
+                   documents(now, names, history, "pr"))
+
+
+def one_draw(rng, model: Model, m: int, run_cv: float, history: int, runs: int,
+             change: float, confirm_rng=None) -> Draw:
+    """One PR; with `confirm_rng`, also the same PR after targeted confirmation."""
+    suite, factors, past, now, names, hist_runs, head_runs = draw_pr(
+        rng, model, m, run_cv, history, runs, change)
     comparison = compare_runs(hist_runs[-1:], head_runs, hist_runs, policy=POLICY)
     flags, slower = _flags(comparison)
     stats = oracle_statistics(past, now)

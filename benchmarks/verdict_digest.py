@@ -21,29 +21,15 @@ import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parent))
 
-from detector_eval import (  # noqa: E402  (the sibling script)
-    MODELS,
-    POLICY,
-    documents,
-    draw_samples,
-    new_suite,
-)
+from detector_eval import MODELS, POLICY, draw_pr  # noqa: E402  (the sibling script)
 from torch_bench.analyze.verdicts import compare_runs  # noqa: E402
 
 SIZE = 12
 
 
 def one_pr(rng, model, history: int, runs: int, change: float) -> str:
-    suite = new_suite(rng, SIZE)
-    offsets = model.offsets(rng, history + runs, SIZE, 0.03, suite.scales)
-    factors = np.ones(SIZE)
-    factors[0] = 1.0 + change
-    past = draw_samples(rng, suite, offsets[:history], model, np.ones(SIZE))
-    now = draw_samples(rng, suite, offsets[history:], model, factors)
-    names = [f"b{j:04d}" for j in range(SIZE)]
-    hist = documents(past, names, 0, "main")
-    head = documents(now, names, history, "pr")
-    comparison = compare_runs(hist[-1:], head, hist, policy=POLICY)
+    drawn = draw_pr(rng, model, SIZE, 0.03, history, runs, change)
+    comparison = compare_runs(drawn.history[-1:], drawn.head, drawn.history, policy=POLICY)
     parts = []
     for v in comparison.verdicts:
         p = v.assessment.p_value if v.assessment is not None else None

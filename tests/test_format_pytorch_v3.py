@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TINY_RNN
+from support.commands import torch_bench
 from support.runs import bad, make_run, ok
 from torch_bench.errors import UserError
 from torch_bench.formats import RUN_IMPORTERS, exporter
@@ -390,11 +388,6 @@ def test_gunzip_refuses_a_compression_bomb():
 
 
 # --- the command line ----------------------------------------------------------------------
-
-def torch_bench(folder, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "torch_bench", *args], cwd=folder,
-                          capture_output=True, text=True, env=dict(os.environ), timeout=600)
-
 
 @pytest.fixture(scope="module")
 def measured_run(tmp_path_factory):

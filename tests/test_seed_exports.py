@@ -7,13 +7,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import TINY_RNN
+from support.commands import torch_bench
 from torch_bench.cli.outputs import EXPORT_FLAGS
 from torch_bench.formats import EXPORTERS
 
@@ -26,11 +24,6 @@ RUNS = {
     "compile": ["--suite", "compile", "--models", "mlp", "--backend", "aot_eager", "--modes",
                 "inference", *FAST],
 }
-
-
-def torch_bench(folder, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "torch_bench", *args], cwd=folder,
-                          capture_output=True, text=True, env=dict(os.environ), timeout=600)
 
 
 @pytest.fixture(scope="module")
