@@ -138,3 +138,15 @@ def test_registrations_of_two_paths_of_one_owner_differ():
     tag = owner_tag(os.getpid(), time.time())
     assert worktree_registry.entry_name(tag, Path("/a/b")) != \
         worktree_registry.entry_name(tag, Path("/a/c"))
+
+
+def test_the_actions_base_worktree_removes_a_killed_jobs_first(tmp_path):
+    """A/B, confirmation and explain in the Action check the merge-base out the same way."""
+    from torch_bench.action import ab_stage
+
+    repo, commit = repository(tmp_path)
+    gone = tmp_path / "out" / "confirm-base"
+    killed_while_holding(repo, gone, commit)
+    with ab_stage.base_worktree(str(repo), commit, tmp_path / "out2" / "confirm-base") as base:
+        assert sorted(listed(repo)) == sorted([str(repo), str(base)])
+    assert listed(repo) == [str(repo)]
