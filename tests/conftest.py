@@ -38,3 +38,17 @@ def cli(tmp_path):
 TINY_RNN = ["--threads", "1", "--seq-length", "5", "--input-size", "16", "--hidden-size", "16",
             "--mini-batch", "2", "--max-time", "0.2", "--min-repeats", "3", "--max-repeats", "20",
             "--processes", "1"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium driven by Playwright, launched once per test module that asks for it (such a
+    module skips itself when Playwright or Chromium is missing)."""
+    from playwright.sync_api import sync_playwright
+
+    from support.browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

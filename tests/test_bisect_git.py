@@ -169,6 +169,41 @@ def test_a_terminated_bisection_removes_its_worktrees(tmp_path):
     assert not any(checkouts.iterdir())
 
 
+@pytest.mark.slow
+def test_worktrees_of_a_killed_bisection_are_removed_by_the_next_and_the_users_are_kept(
+        tmp_path):
+    import signal
+    import time
+
+    repo, shas = project(tmp_path, slow_at=1, commits=2)  # one step: the endpoints alone
+    mine = tmp_path / "my-worktree"
+    git(repo, "worktree", "add", "-q", "--detach", str(mine), shas[0])
+    (mine / "draft.txt").write_text("work in progress\n")
+    scratch = tmp_path / "tmp"  # where each bisection makes its scratch folder
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    options = ["--good", shas[0], "--bad", shas[1], "--repo", str(repo), "--rounds", "2",
+               "--min-effect", "0.3", "--no-github"]
+    run_args = [*RUN_ARGS, "--case-start", "spawn"]
+    killed = subprocess.Popen([sys.executable, "-m", "torch_bench", "bisect", *options,
+                               *run_args], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(worktrees(repo)) < 3:  # the repository, mine, and one being measured
+        assert killed.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(killed.pid, signal.SIGKILL)  # the bisection and the run it started
+    killed.wait()
+    assert len(worktrees(repo)) >= 3 and any(scratch.iterdir())
+
+    done = bisect_cli(tmp_path, *options, *run_args, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"first bad commit {shas[1][:10]}")
+    assert sorted(worktrees(repo)) == sorted([f"worktree {repo}", f"worktree {mine}"])
+    assert (mine / "draft.txt").read_text() == "work in progress\n"
+    assert not list(scratch.glob("torch-bench-bisect-*"))
+
+
 def test_a_worktree_stopped_while_git_added_it_is_removed_with_its_registration(tmp_path):
     """A bisection stopped while `git worktree add` ran leaves that worktree locked
     ("initializing"): removing it must override the lock, or it stays registered."""

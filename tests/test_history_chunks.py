@@ -19,8 +19,6 @@ import pytest
 from site_history import RUNS, XSS_MESSAGE, sha_of, write_history
 from test_site_browser import (
     BERT,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     QuietHandler,
     hover_point,
     interactive_trend,
@@ -87,14 +85,6 @@ def served(request, site):
 @pytest.fixture(scope="module")
 def base_url(served):
     return served[0]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from test_history_chunks import RangeHandler
-from test_site_browser import CHROMIUM, CHROMIUM_ARGS, point_at, visit
+from test_site_browser import point_at, visit
 from torch_bench.render import data, paths
 from torch_bench.render.build import build_site
 from torch_bench.render.columns import Columns, Descriptor
 from torch_bench.render.model import build_model, no_change_points
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")  # the browser fixture: conftest.py
 RUNS = 1280
 SPARSE = np.arange(0, RUNS, 4)  # the runs that measured the page's benchmark: 320 points
 CHUNK = 100  # points per packed chunk here: three chunks and a head of 20
@@ -95,14 +95,6 @@ def base_url(site):
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -9,12 +9,9 @@ import shutil
 import pytest
 
 from run_notes_data import FIRST_BAD, HOSTILE_OP, HOSTILE_SUBJECT, STEP_AT, write_data
+from support.browser import CHROMIUM, CHROMIUM_ARGS
 from test_run_notes import step_finder
 from torch_bench.render.build import build_site_from_data
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update"]
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 if shutil.which(CHROMIUM) is None:

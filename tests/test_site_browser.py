@@ -16,17 +16,13 @@ from dataclasses import dataclass
 import pytest
 
 from site_history import MAIN_RUNS, RUNS, XSS_BRANCH, XSS_MESSAGE, XSS_NAME, sha_of, write_history
+from support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - imported from here too
 from torch_bench.render.build import build_site
 from torch_bench.render.data import TRAINING_RUNS
 from torch_bench.results.document import save_run
 from torch_bench.results.schema import measured, new_run
 from torch_bench.store.layout import run_path
 from torch_bench.store.reader import load_history
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 if shutil.which(CHROMIUM) is None:
@@ -96,14 +92,6 @@ def lstm_url(tmp_path_factory):
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

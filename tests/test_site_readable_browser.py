@@ -14,7 +14,7 @@ import re
 import pytest
 
 from site_names import CATCH2, DOTNET, GO, JMH, PYTEST, RUST
-from test_site_browser import CHROMIUM, CHROMIUM_ARGS, served
+from test_site_browser import served
 from torch_bench.formats.github_action_benchmark import import_github_action_benchmark
 from torch_bench.render import paths
 from torch_bench.render.build import build_site
@@ -71,14 +71,6 @@ def site(tmp_path_factory):
 def base_url(site):
     with served(site) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def pages_of(site, suites_whole=("JMH Benchmark", "pytest-benchmark", "Rust Benchmark")):

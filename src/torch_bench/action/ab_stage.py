@@ -11,7 +11,6 @@ measuring time of one run to the job.
 from __future__ import annotations
 
 import shlex
-import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 from torch_bench.action import shallow
 from torch_bench.action.context import RunContext
 from torch_bench.action.inputs import ActionInputs
-from torch_bench.analyze import git
+from torch_bench.analyze import git, worktree_registry
 from torch_bench.analyze.baseline import candidates
 from torch_bench.analyze.rule import DEFAULT_POLICY
 from torch_bench.errors import UserError
@@ -87,22 +86,18 @@ def merge_base(workspace: str, head: Run, base_branch: str) -> str:
 
 @contextmanager
 def base_worktree(workspace: str, commit: str, where: Path) -> Iterator[Path]:
-    """`commit` checked out (detached) into a second worktree of `workspace`, removed after."""
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", workspace, *args], capture_output=True, text=True,
-                              check=False)
-
-    git.remove_worktree(workspace, where)  # a leftover of an earlier attempt
+    """`commit` checked out (detached) into a second worktree of `workspace`, removed after;
+    those of an earlier job killed outright are removed first (`worktree_registry`)."""
+    worktree_registry.sweep_stale(workspace)
     if not shallow.ensure_commits(workspace, [commit]):
         raise UserError(f"{commit[:10]} is not in the checkout ({shallow.FIX})")
-    done = run("worktree", "add", "--detach", str(where), commit)
-    if done.returncode != 0:
-        raise UserError(f"ab: cannot check out {commit} into {where}: "
-                        f"{done.stderr.strip().splitlines()[-1:]}")
+    failed = worktree_registry.add(workspace, where, commit)
+    if failed:
+        raise UserError(f"ab: cannot check out {commit} into {where}: {failed}")
     try:
         yield where
     finally:
-        git.remove_worktree(workspace, where)
+        worktree_registry.remove(workspace, where)
 
 
 def run_arguments(inputs: ActionInputs, rounds: int = ROUNDS) -> list[str]:

@@ -11,7 +11,8 @@ against each bound, and graded by `bisect.grade_step`.
 
 Worktrees are added (detached) under the output folder when a step needs them and removed
 when they are no longer a bound, and all of them on the way out, failure or interrupt
-included.
+included; those of a bisection killed outright are removed by the next one
+(`worktree_registry`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from torch_bench.analyze import worktree_registry
 from torch_bench.analyze.ab import (
     CALIBRATION,
     has_flag,
@@ -31,7 +33,6 @@ from torch_bench.analyze.ab import (
     run_side,
 )
 from torch_bench.analyze.bisect import Grade, Judgement, grade_endpoints, grade_step, targets
-from torch_bench.analyze.git import remove_worktree
 from torch_bench.analyze.rule import RulePolicy
 from torch_bench.analyze.verdicts import Comparison, Verdict, compare_runs
 from torch_bench.errors import UserError
@@ -92,15 +93,13 @@ class Worktrees:
     def path(self, commit: str) -> Path:
         if commit not in self.paths:
             where = self.folder / commit[:12]
-            remove_worktree(self.repo, where)  # an earlier leftover
             # Known before it is added: a bisection stopped (SIGTERM) while git adds it must
             # still remove the half-made worktree and its registration.
             self.paths[commit] = where
-            done = _git(self.repo, "worktree", "add", "--detach", str(where), commit)
-            if done.returncode != 0:
-                self.remove(commit)
-                last = done.stderr.strip().splitlines()[-1:] or ["git worktree add failed"]
-                raise UserError(f"bisect: cannot check out {commit[:10]}: {last[0]}")
+            failed = worktree_registry.add(self.repo, where, commit)
+            if failed:
+                self.paths.pop(commit)
+                raise UserError(f"bisect: cannot check out {commit[:10]}: {failed}")
         return self.paths[commit]
 
     def keep_only(self, commits: Sequence[str]) -> None:
@@ -108,9 +107,7 @@ class Worktrees:
             self.remove(commit)
 
     def remove(self, commit: str) -> None:
-        where = self.paths.pop(commit)
-        remove_worktree(self.repo, where)
-        shutil.rmtree(where, ignore_errors=True)
+        worktree_registry.remove(self.repo, self.paths.pop(commit))
 
     def remove_all(self) -> None:
         for commit in list(self.paths):
@@ -120,6 +117,9 @@ class Worktrees:
 
 @contextmanager
 def worktrees(repo: Path, folder: Path) -> Iterator[Worktrees]:
+    """A pool of worktrees of `repo` under `folder`, all removed on the way out; those an
+    earlier bisection killed outright left in `repo` are removed first."""
+    worktree_registry.sweep_stale(repo)
     pool = Worktrees(repo, folder)
     try:
         yield pool

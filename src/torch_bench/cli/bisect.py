@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from torch_bench.report.github import GitHubError, client_from_env, upsert_comme
 from torch_bench.report.workflow import write_job_summary
 from torch_bench.results.run_notes import bisect_note
 from torch_bench.store.reader import RunFilter, load_history
+from torch_bench.store.scratch import scratch_folder
 
 DEFAULT_MAX_STEPS = 10  # enough for 512 commits when no step is ambiguous
 COMMENT_NAME = "bisect"  # one bisect comment per issue, updated in place
@@ -140,8 +140,8 @@ def handle(args: argparse.Namespace) -> int:
     say(f"bisecting {len(commits)} commits from {commits[0][:10]} (good) to "
         f"{commits[-1][:10]} (bad), at most {args.max_steps} step(s) of {args.rounds} rounds")
     try:
-        with tempfile.TemporaryDirectory(prefix="torch-bench-bisect-") as scratch, \
-                stop_on_signals():
+        # a scratch folder of a bisection killed outright is removed by the next one
+        with scratch_folder("torch-bench-bisect-") as scratch, stop_on_signals():
             out_dir = Path(args.out_dir or scratch).resolve()
             out_dir.mkdir(parents=True, exist_ok=True)
             with worktrees(repo, out_dir / "worktrees") as pool:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from torch_bench.boundary import limited, number
 from torch_bench.cli.attach import add_attach_arguments, attach, attach_target
+from torch_bench.cli.run_guards import Stopped, stop_on_signals
 from torch_bench.errors import UserError
 
 DEFAULT_BUDGET_S = 600.0
@@ -102,7 +103,11 @@ def handle(args: argparse.Namespace) -> int:
         if not folder.is_dir():
             raise UserError(f"{flag}: {folder}: no such folder")
     targets, device = _targets(args, head)
-    explanation = _explain(targets, args, base, head, device)
+    try:
+        explanation = _explain(targets, args, base, head, device)
+    except Stopped as stop:
+        print(f"torch-bench: explain stopped by {stop}", file=sys.stderr)
+        return stop.exit_status
     _emit(explanation, args)
     _attach(explanation, attached)
     return 0
@@ -151,8 +156,12 @@ def selection(run_args: list[str], device: str | None):
 
 
 def _explain(targets, args: argparse.Namespace, base: Path, head: Path, device: str):
+    """The profiles of `targets` on both sides; SIGTERM and SIGHUP raise `Stopped` (SIGINT,
+    KeyboardInterrupt) once the worker is stopped and its folder removed. What an earlier
+    explain or run killed outright left is swept first."""
     from torch_bench.analyze.explain import explain
     from torch_bench.execute.profile_sides import ProfileSettings, profile_side
+    from torch_bench.measure.case_folders import sweep_stale_case_folders
 
     settings = ProfileSettings(device=device, warmup=args.warmup,
                                steps=args.steps, threads=args.threads,
@@ -171,8 +180,10 @@ def _explain(targets, args: argparse.Namespace, base: Path, head: Path, device: 
     if not targets:
         print("explain: no regression or improvement to explain" if args.verdicts
               else "explain: no case selected", file=sys.stderr)
-    return explain(targets, profile, args.budget,
-                   log=lambda line: print(line, file=sys.stderr, flush=True))
+    sweep_stale_case_folders()
+    with stop_on_signals():
+        return explain(targets, profile, args.budget,
+                       log=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def _emit(explanation, args: argparse.Namespace) -> None:

@@ -3,22 +3,25 @@
 The worker runs this tool's own code (its package first on PYTHONPATH) with the checkout as
 its working directory and next on the path (its `src/` folder too, when it has one), so the
 suite and model code under test are the checkout's, as in A/B (`analyze.ab`). It starts
-without the tokens of the parent's environment. Whatever goes wrong (an exception in the
-case, a crash, a timeout, an unreadable answer) comes back as a one-line reason.
+without the tokens of the parent's environment, and is tied to this process as a spawned
+case is (`tied_child`): stopped whole when this process stops, killed with it. Whatever
+goes wrong (an exception in the case, a crash, a timeout, an unreadable answer) comes back as
+a one-line reason.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
+import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch_bench
 from torch_bench.measure.case import CaseSpec
+from torch_bench.measure.case_folders import make_case_folder
+from torch_bench.measure.tied_child import run_tied
 from torch_bench.redact import scrub_secrets, token_free_environment
 from torch_bench.results.op_profile import OpProfile, profile_from_dict
 from torch_bench.suite_path import checkout_paths
@@ -57,8 +60,9 @@ def side_environment(checkout: Path) -> dict[str, str]:
 def profile_side(checkout: Path, suite_ref: str, case: CaseSpec, settings: ProfileSettings,
                  metric: str | None = None, runtime: str | None = None,
                  trace: Path | None = None) -> SideOutcome:
-    with tempfile.TemporaryDirectory(prefix="torch-bench-explain-") as folder:
-        request, output = Path(folder) / "request.json", Path(folder) / "profile.json"
+    folder = make_case_folder()  # named after this process: swept if it is killed outright
+    try:
+        request, output = folder / "request.json", folder / "profile.json"
         request.write_text(json.dumps({
             "suite_ref": suite_ref, "case": case.to_dict(), "device": settings.device,
             "threads": settings.threads, "warmup": settings.warmup, "steps": settings.steps,
@@ -66,18 +70,18 @@ def profile_side(checkout: Path, suite_ref: str, case: CaseSpec, settings: Profi
             "trace": str(trace.resolve()) if trace else None}))
         command = [sys.executable, "-m", "torch_bench.execute.profile_worker", str(request),
                    str(output)]
-        try:
-            done = subprocess.run(command, cwd=checkout, env=side_environment(checkout),
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True, errors="replace",
-                                  timeout=settings.timeout_s, check=False)
-        except subprocess.TimeoutExpired:
+        returncode, printed = run_tied(command, folder, cwd=checkout,
+                                       env=side_environment(checkout),
+                                       timeout_s=settings.timeout_s)
+        if returncode is None:
             return SideOutcome(None, f"no profile within {settings.timeout_s:g} s")
         if not output.is_file():
-            tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
+            tail = printed.strip().splitlines()[-1:] or ["no output"]
             return SideOutcome(None, scrub_secrets(
-                f"the profiling process exited {done.returncode}: {tail[0][:300]}"))
+                f"the profiling process exited {returncode}: {tail[0][:300]}"))
         return read_answer(output)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read_answer(output: Path) -> SideOutcome:

@@ -18,6 +18,7 @@ from torch_bench.fileio import write_json_atomic
 from torch_bench.measure import op_window
 from torch_bench.measure.case import CaseContext, CaseSpec
 from torch_bench.measure.op_profile import ProfileSession
+from torch_bench.measure.tied_child import die_with_starter
 from torch_bench.measure.timer import TimingPolicy
 from torch_bench.suites import get_suite
 
@@ -73,4 +74,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    die_with_starter()
     sys.exit(main(sys.argv[1:]))
