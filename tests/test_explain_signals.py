@@ -19,7 +19,7 @@ import pytest
 from support.hostile_suite import ESCAPE
 
 TESTS = Path(__file__).parent
-WORKER = "torch_bench.measure.profile_worker"
+WORKER = "torch_bench.execute.profile_worker"
 
 
 def alive(processes: list[psutil.Process]) -> list[psutil.Process]:
