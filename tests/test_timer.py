@@ -1,6 +1,8 @@
 import gc
 import time
 
+import pytest
+
 from torch_bench.measure.timer import TimingPolicy, measure
 
 
@@ -127,9 +129,15 @@ def test_without_warmup_the_first_timed_call_still_ends_it():
     assert timing.stop_reason == "time" and len(timing.samples_ms) == 1
 
 
-def test_calls_within_the_budget_keep_the_repeat_bounds():
-    # each call 0.5 s of a 1 s budget: the ten samples asked for are taken all the same
+@pytest.mark.parametrize("call_ms, budget_s, bounds", [
+    (500.0, 1.0, (10, 20)),  # within the budget
+    (500.0, 0.2, (10, 20)),  # over the budget, but under a second: ten are cheap enough
+    (5000.0, 1.0, (10, 10)),  # a count fixed by the caller is taken whatever it costs
+], ids=["within", "under-a-second", "fixed-count"])
+def test_the_repeat_bounds_hold_unless_one_long_call_spends_the_budget(call_ms, budget_s,
+                                                                        bounds):
     timing = measure(lambda: None,
-                     TimingPolicy(warmup=1, min_repeats=10, max_repeats=10, max_time_s=1.0),
-                     clock=TurnClock(500.0))
-    assert len(timing.samples_ms) == 10
+                     TimingPolicy(warmup=1, min_repeats=bounds[0], max_repeats=bounds[1],
+                                  max_time_s=budget_s, target_rel_iqr=0.5),
+                     clock=TurnClock(call_ms))
+    assert len(timing.samples_ms) >= 10

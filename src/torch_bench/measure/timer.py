@@ -6,10 +6,11 @@ overhead negligible for operations of a few microseconds; a count given by the c
 one an earlier run calibrated) is used as it is, so every run times the same loop. Repeats
 stop at the first of: the samples' relative IQR under `target_rel_iqr`, `max_repeats`
 samples, or `max_time_s` spent; never before `min_repeats` samples (the repeat bounds win
-over the budget), unless one call takes the whole budget: then one warm-up call, untimed
-save for that check, and one timed call are all there is (no calibration, `stop_reason`
-"time"), where the repeat bounds would have held a case for minutes. With `nloops`, exactly
-that many samples of one call each are taken.
+over the budget), unless one call takes the whole budget and more than `ONE_CALL_FLOOR_S`:
+then one warm-up call, untimed save for that check, and one timed call are all there is (no
+calibration, `stop_reason` "time"), where the repeat bounds would have held a case for
+minutes. A sample count fixed by the caller (`min_repeats == max_repeats`) is taken whatever
+the calls cost. With `nloops`, exactly that many samples of one call each are taken.
 
 Two clocks are read around every block: the device's (wall time, `perf_counter_ns`, or CUDA
 events on a GPU) and the process's CPU time (`process_time_ns`: every thread of the process,
@@ -228,6 +229,15 @@ def _time_block(fn: Callable[[], object], number: int, clock: Clock) -> Block:
     return Block(elapsed, cpu / 1e6, None if switches is None else after - switches)
 
 
+ONE_CALL_FLOOR_S = 1.0  # calls shorter than this get the repeat bounds whatever the budget
+
+
+def _spends_the_budget(call_ms: float, policy: TimingPolicy) -> bool:
+    """Whether one call of `call_ms` ends the measurement (see the module docstring)."""
+    return policy.nloops is None and policy.min_repeats < policy.max_repeats \
+        and call_ms >= 1000 * max(policy.max_time_s, ONE_CALL_FLOOR_S)
+
+
 def _block_size(fn: Callable[[], object], policy: TimingPolicy, clock: Clock) -> int:
     number = 1
     while number < policy.max_number:
@@ -261,13 +271,12 @@ def measure(
     if policy.clock == "cpu" and device_clock == "cuda":
         raise ValueError("the CPU clock does not see GPU work: time a CUDA device on its own "
                          "clock")
-    budget_ms = policy.max_time_s * 1000 if policy.nloops is None else float("inf")
     one_call_spends_it = False
     for done in range(policy.warmup):
         if setup is not None:
             setup()
         if done == 0:  # the first call says whether one call spends the whole budget
-            one_call_spends_it = _time_block(fn, 1, clock).elapsed_ms >= budget_ms
+            one_call_spends_it = _spends_the_budget(_time_block(fn, 1, clock).elapsed_ms, policy)
             if one_call_spends_it:
                 break
         else:
@@ -324,8 +333,7 @@ def _sample(fn: Callable[[], object], number: int, policy: TimingPolicy, clock: 
             references.append(reference.time_ms())
         samples.append(blocks[-1].on(policy.clock) / number)
         count = len(samples)
-        if count == 1 and policy.nloops is None \
-                and blocks[0].elapsed_ms / number >= policy.max_time_s * 1000:
+        if count == 1 and _spends_the_budget(blocks[0].elapsed_ms / number, policy):
             return blocks, "time", references  # one call spent the budget: no more
         if count < lowest or policy.nloops is not None:
             continue
