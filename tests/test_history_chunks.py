@@ -5,6 +5,7 @@ ranges and cutting them out of whole files where it does not."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import http.server
@@ -70,16 +71,27 @@ class RangeHandler(QuietHandler):
         return io.BytesIO(body[start:end + 1])
 
 
+@contextlib.contextmanager
+def range_served(folder, handler_class=None):
+    """`folder` served on 127.0.0.1 (by default byte ranges honoured and requests counted, a
+    `RangeHandler` of its own): its URL."""
+    handler_class = handler_class or type("Handler", (RangeHandler,), {"parts": [], "wholes": []})
+    handler = functools.partial(handler_class, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture(scope="module", params=["ranges", "whole files"])
 def served(request, site):
     handler_class = type("Handler", (RangeHandler,), {"parts": [], "wholes": []}) \
         if request.param == "ranges" else QuietHandler
-    handler = functools.partial(handler_class, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/", handler_class
-    server.shutdown()
-    server.server_close()
+    with range_served(site, handler_class) as url:
+        yield url, handler_class
 
 
 @pytest.fixture(scope="module")

@@ -5,17 +5,14 @@ wide, environments one byte wide, as packs.decode_segment reads them."""
 from __future__ import annotations
 
 import csv
-import functools
-import http.server
 import io
 import json
 import struct
-import threading
 
 import numpy as np
 import pytest
 
-from test_history_chunks import RangeHandler
+from test_history_chunks import range_served
 from test_site_browser import CHROMIUM, CHROMIUM_ARGS, interactive_trend, visit
 from torch_bench.render import data, packs
 from torch_bench.render.build import build_site
@@ -56,13 +53,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def base_url(site):
-    handler = functools.partial(type("Handler", (RangeHandler,), {"parts": [], "wholes": []}),
-                                directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
+    with range_served(site) as url:
+        yield url
 
 
 def test_the_page_reads_wide_and_skewed_segments_as_python_does(site, base_url):

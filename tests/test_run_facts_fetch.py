@@ -7,16 +7,13 @@ run table holding that point's run, fetched when the point is shown, and are rig
 from __future__ import annotations
 
 import csv
-import functools
-import http.server
 import io
 import json
-import threading
 
 import numpy as np
 import pytest
 
-from test_history_chunks import RangeHandler
+from test_history_chunks import range_served
 from test_site_browser import point_at, visit
 from torch_bench.render import data, paths
 from torch_bench.render.build import build_site
@@ -88,13 +85,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def base_url(site):
-    handler = functools.partial(type("Handler", (RangeHandler,), {"parts": [], "wholes": []}),
-                                directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
+    with range_served(site) as url:
+        yield url
 
 
 @pytest.fixture
