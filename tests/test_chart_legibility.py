@@ -19,7 +19,7 @@ from torch_bench.store.reader import History
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 # The browser tests' fixtures: one Chromium, the synthetic site served on 127.0.0.1.
-site, base_url, browser, page = shared.site, shared.base_url, shared.browser, shared.page
+site, base_url, page = shared.site, shared.base_url, shared.page  # browser: conftest.py
 
 SCREENS = {"laptop": {"width": 1280, "height": 720}, "phone": {"width": 390, "height": 844}}
 MIN_FONT_PX = 11

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from torch_bench.render import data, packs
@@ -72,6 +72,8 @@ def test_a_segment_ends_with_the_names_of_its_branches():
     st.lists(st.integers(0, 70_000), min_size=count, max_size=count),
     st.lists(st.integers(-1, 10**6), min_size=count, max_size=count),
     st.lists(st.text(max_size=12), max_size=4))))
+# the two farthest minutes: their step must still fit the segment's int32 columns
+@example(([1], [-MINUTE_LIMIT, MINUTE_LIMIT], [0, 0], [0, 0], []))
 def test_any_columns_and_branch_names_decode_as_written_and_their_length_is_known(columns):
     steps, minute, branch, n, names = columns
     count = len(minute)

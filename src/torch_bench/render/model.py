@@ -24,7 +24,7 @@ from torch_bench.store.reader import History
 
 DEFAULT_BASELINE_BRANCHES = ("main", "master")
 NOT_RECORDED = "not recorded"  # the environment of a run that recorded none (an import)
-MINUTE_LIMIT = 2**30
+MINUTE_LIMIT = 2**30 - 1
 
 
 class ChangePointLike(Protocol):
@@ -134,7 +134,7 @@ def minute_of(created_at: str) -> int:
         minute = int(moment.timestamp()) // 60
     except (OverflowError, OSError, ValueError):
         return 0
-    # within +-2**30 (years 0 to about 4000), so that any two differ by an int32
+    # within +-(2**30 - 1) (years 0 to about 4000), so that any two differ by an int32
     return max(-MINUTE_LIMIT, min(MINUTE_LIMIT, minute))
 
 
