@@ -44,6 +44,7 @@ from torch_bench.measure.processes import (
     PARENT_VARIABLE,
     die_with_parent,
     kill_all,
+    kill_leftovers_of,
     marked_processes,
     stop_pid_tree,
 )
@@ -235,7 +236,7 @@ def _end_everything() -> None:
     """The run is gone: every process of this server's tree ends, then the server."""
     marker = os.environ.get(CASE_MARKER)
     if marker:
-        kill_all(marked_processes(marker))
+        kill_leftovers_of(marker)
     os._exit(0)
 
 
